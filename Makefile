@@ -1,0 +1,81 @@
+# gputrace — plain make + pkg-config.  `make` builds build/gputrace,
+# `make check` installs what is missing, builds and runs every test this
+# machine can run, `make gpu-check` runs the GPU suite (device machine).
+
+CC       ?= gcc
+BUILD    ?= build
+PKGS     := libbpf libelf zlib libedit
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+	    -MMD -MP -I. -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libbpf, libelf, zlib, zstd, lz4 and libedit are linked statically so the
+# binary runs on the device machine, which has no package registry.
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -llz4 -ledit -ltinfo -lbsd -lmd \
+	       -Wl,-Bdynamic
+LDLIBS   += $(STATIC_LIBS) -ldl -lpthread -lm
+
+LEX_SRC  := lang/lexer.l
+YACC_SRC := lang/parser.y
+GEN_C    := $(BUILD)/lang/lexer.c $(BUILD)/lang/parser.c
+SRCS     := $(filter-out runtime/main.c,$(wildcard lang/*.c compiler/*.c runtime/*.c runtime/agent/*.c probes/*.c))
+OBJS     := $(SRCS:%.c=$(BUILD)/%.o) $(GEN_C:%.c=%.o)
+MAIN_OBJ := $(BUILD)/runtime/main.o
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+all: $(BUILD)/gputrace
+
+$(BUILD)/gputrace: $(MAIN_OBJ) $(BUILD)/libgputrace.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libgputrace.a: $(OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c | $(GEN_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/lang/%.o: $(BUILD)/lang/%.c
+	$(CC) $(CFLAGS) -Ilang -Wno-unused-function -c -o $@ $<
+
+$(BUILD)/lang/parser.c: $(YACC_SRC)
+	@mkdir -p $(dir $@)
+	bison -Wall -Werror --defines=$(BUILD)/lang/parser.h -o $@ $<
+
+$(BUILD)/lang/parser.h: $(BUILD)/lang/parser.c
+
+$(BUILD)/lang/lexer.c: $(LEX_SRC) $(BUILD)/lang/parser.c
+	@mkdir -p $(dir $@)
+	flex --header-file=$(BUILD)/lang/lexer.h -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgputrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+units: $(UNIT_BIN)
+
+# AddressSanitizer build used by the test suite.
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" all units
+
+deps:
+	@sh tests/install-deps.sh
+
+check: deps
+	$(MAKE) all units
+	$(MAKE) asan
+	@sh tests/run.sh
+
+gpu-check: all units
+	@sh tests/gpu/run.sh
+
+bench: all
+	@sh bench/run.sh
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all units asan deps check gpu-check bench clean
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

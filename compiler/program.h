@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the compiler hands to the runtime: eBPF programs (one per attach
+ * point) and the maps they use.  Map references in the code are
+ * `ld_imm64 rX, IDX` with src_reg = BPF_PSEUDO_MAP_FD and IDX the index in
+ * `maps`; the loader patches IDX to the map's fd before loading.
+ */
+#ifndef GT_PROGRAM_H
+#define GT_PROGRAM_H
+
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct probe;
+
+enum gt_map_type {
+	GT_MT_HASH,
+	GT_MT_PERCPU_HASH,
+	GT_MT_ARRAY,
+	GT_MT_PERCPU_ARRAY,
+	GT_MT_RINGBUF,		/* value_size 0, max_entries = bytes (power of 2) */
+};
+
+struct gt_map_def {
+	char name[64];			/* "@x", "@", or ".events" for internal maps */
+	enum gt_map_type type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	int fd;				/* set by gt_object_load, -1 before */
+	void *meta;			/* compiler's decode info (not the loader's) */
+};
+
+struct gt_bpf_prog {
+	struct probe *probe;		/* the attach point */
+	struct bpf_insn *insns;
+	size_t ninsns;
+	int fd;				/* set by gt_object_load, -1 before */
+};
+
+struct gt_object {
+	struct gt_map_def *maps;
+	int nmaps;
+	struct gt_bpf_prog *progs;
+	int nprogs;
+};
+
+/*
+ * Create every map and load every program (program type from the probe's
+ * provider).  On failure: negative errno, a message naming the map or
+ * probe in ERR (with the kernel verifier's log for a rejected program),
+ * and nothing left loaded.
+ */
+int gt_object_load(struct gt_object *obj, char *err, size_t errlen);
+/* Close every fd (maps and programs); safe on a partly loaded object. */
+void gt_object_unload(struct gt_object *obj);
+
+#endif
