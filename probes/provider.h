@@ -58,4 +58,12 @@ extern const struct provider *const providers[];
 /* Builtins every host clause may use (pid, tid, comm, nsecs, ...). */
 bool provider_host_builtin(const char *name);
 
+/*
+ * The providers themselves, one file each in probes/.  A struct probe
+ * must start with prog_fd = -1 and nfds = 0 (attach() sets them).
+ */
+extern const struct provider provider_begin;	/* begin_end.c */
+extern const struct provider provider_end;	/* begin_end.c */
+extern const struct provider provider_interval;	/* interval.c */
+
 #endif

@@ -1,0 +1,920 @@
+// SPDX-License-Identifier: MIT
+/*
+ * eBPF code generation for host clauses.
+ *
+ * Frame: r10-relative, grown downwards by a bump allocator; scratch
+ * variables get fixed slots, expression temporaries are freed in LIFO
+ * order.  r6 keeps the context pointer; helpers clobber r1-r5.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/codegen.h"
+#include "compiler/emit.h"
+#include "probes/provider.h"
+
+#define STACK_MAX 512
+#define MAP_MAX_ENTRIES 4096
+
+enum {
+	H_MAP_LOOKUP = 1, H_MAP_UPDATE = 2, H_MAP_DELETE = 3,
+	H_KTIME = 5, H_CPU = 8, H_PID_TGID = 14, H_UID_GID = 15, H_COMM = 16,
+	H_RINGBUF_OUTPUT = 130,
+};
+
+struct cg {
+	struct unit *u;
+	const struct cg_opts *opts;
+	struct probe *probe;
+	struct bpf_insn *code;
+	size_t n, cap;
+	int sp, max_sp;
+	int *rets;		/* jumps to the epilogue */
+	int nrets, caprets;
+	bool failed;
+	struct loc loc;		/* of the clause, for errors */
+};
+
+static void emit(struct cg *g, struct bpf_insn in)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 256;
+		struct bpf_insn *c = realloc(g->code, cap * sizeof(*c));
+
+		if (!c) {
+			fputs("gputrace: out of memory\n", stderr);
+			abort();
+		}
+		g->code = c;
+		g->cap = cap;
+	}
+	g->code[g->n++] = in;
+}
+
+static void emit_ld64(struct cg *g, int reg, uint64_t v)
+{
+	if ((int64_t)v == (int32_t)v) {
+		emit(g, I_MOV64_IMM(reg, (int32_t)v));
+		return;
+	}
+	emit(g, I_LD64_LO(reg, 0, v));
+	emit(g, I_LD64_HI(v));
+}
+
+static void emit_map_ref(struct cg *g, int reg, int map)
+{
+	emit(g, I_LD64_LO(reg, BPF_PSEUDO_MAP_FD, map));
+	emit(g, I_LD64_HI(0));
+}
+
+/* Forward jump to be patched: returns its index. */
+static int jmp_fwd(struct cg *g, struct bpf_insn in)
+{
+	emit(g, in);
+	return g->n - 1;
+}
+
+static void patch(struct cg *g, int at)
+{
+	g->code[at].off = g->n - at - 1;
+}
+
+static int stack_alloc(struct cg *g, int size)
+{
+	g->sp += (size + 7) & ~7;
+	if (g->sp > g->max_sp)
+		g->max_sp = g->sp;
+	return -g->sp;
+}
+
+static void stack_ptr(struct cg *g, int reg, int off)
+{
+	emit(g, I_MOV64_REG(reg, BPF_REG_10));
+	emit(g, I_ALU64_IMM(BPF_ADD, reg, off));
+}
+
+static void zero_mem(struct cg *g, int off, int size)
+{
+	for (int i = 0; i < size; i += 8)
+		emit(g, I_ST(BPF_DW, BPF_REG_10, off + i, 0));
+}
+
+/* Copy SIZE bytes from [SRC+soff] to [r10+doff] through r1. */
+static void copy_mem(struct cg *g, int src, int soff, int doff, int size)
+{
+	for (int i = 0; i < size; i += 8) {
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, src, soff + i));
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, doff + i));
+	}
+}
+
+static void store_bytes(struct cg *g, int off, const char *s, size_t len, int size)
+{
+	for (int i = 0; i < size; i += 4) {
+		uint32_t w = 0;
+
+		for (int b = 0; b < 4; b++)
+			if ((size_t)(i + b) < len)
+				w |= (uint32_t)(uint8_t)s[i + b] << (8 * b);
+		emit(g, I_ST(BPF_W, BPF_REG_10, off + i, (int32_t)w));
+	}
+}
+
+static const struct map_layout *layout(struct cg *g, struct map_sym *m);
+static void gen_int(struct cg *g, struct node *n);
+static void gen_to(struct cg *g, struct node *n, int dst);
+static void gen_stmts(struct cg *g, struct node *s);
+
+static struct map_layout *layouts;
+
+static const struct map_layout *layout(struct cg *g, struct map_sym *m)
+{
+	return &layouts[m->index];
+}
+
+/* Key of map access N (its key expressions) into a new stack buffer. */
+static int gen_key(struct cg *g, struct node *n, struct map_sym *m)
+{
+	const struct map_layout *ml = layout(g, m);
+	int off = stack_alloc(g, ml->key_size);
+	struct node *k = n->args;
+
+	if (!m->key) {
+		zero_mem(g, off, 8);
+	} else {
+		for (int i = 0; k; k = k->next, i++)
+			gen_to(g, k, off + m->key->offsets[i]);
+	}
+	if (ml->has_bucket)
+		zero_mem(g, off + ml->key_size - 8, 8);
+	return off;
+}
+
+static void call_lookup(struct cg *g, struct map_sym *m, int key)
+{
+	emit_map_ref(g, BPF_REG_1, m->index);
+	stack_ptr(g, BPF_REG_2, key);
+	emit(g, I_CALL(H_MAP_LOOKUP));
+}
+
+static void call_update(struct cg *g, struct map_sym *m, int key, int val)
+{
+	emit_map_ref(g, BPF_REG_1, m->index);
+	stack_ptr(g, BPF_REG_2, key);
+	stack_ptr(g, BPF_REG_3, val);
+	emit(g, I_MOV64_IMM(BPF_REG_4, BPF_ANY));
+	emit(g, I_CALL(H_MAP_UPDATE));
+}
+
+/* Read map element N: integers into r0, others into [r10+dst]. */
+static void gen_map_read(struct cg *g, struct node *n, int dst)
+{
+	struct map_sym *m = n->sym;
+	int save = g->sp, key = gen_key(g, n, m), j, j2;
+
+	call_lookup(g, m, key);
+	if (m->val->kind == T_INT) {
+		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
+		patch(g, j);
+	} else {
+		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		copy_mem(g, BPF_REG_0, 0, dst, m->val->size);
+		j2 = jmp_fwd(g, I_JA(0));
+		patch(g, j);
+		zero_mem(g, dst, m->val->size);
+		patch(g, j2);
+	}
+	g->sp = save;
+}
+
+static void gen_builtin_int(struct cg *g, struct node *n)
+{
+	const char *b = n->str;
+
+	if (!strcmp(b, "pid") || !strcmp(b, "tid")) {
+		emit(g, I_CALL(H_PID_TGID));
+		if (b[0] == 'p')
+			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+		else
+			emit(g, I_MOV32_REG(BPF_REG_0, BPF_REG_0));
+	} else if (!strcmp(b, "uid") || !strcmp(b, "gid")) {
+		emit(g, I_CALL(H_UID_GID));
+		if (b[0] == 'g')
+			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+		else
+			emit(g, I_MOV32_REG(BPF_REG_0, BPF_REG_0));
+	} else if (!strcmp(b, "nsecs")) {
+		emit(g, I_CALL(H_KTIME));
+	} else if (!strcmp(b, "elapsed")) {
+		emit(g, I_CALL(H_KTIME));
+		emit_ld64(g, BPF_REG_1, g->opts->start_ns);
+		emit(g, I_ALU64_REG(BPF_SUB, BPF_REG_0, BPF_REG_1));
+	} else if (!strcmp(b, "cpu")) {
+		emit(g, I_CALL(H_CPU));
+	} else if (!strcmp(b, "cpid")) {
+		emit_ld64(g, BPF_REG_0, g->opts->cpid);
+	} else {
+		diag_error(n->loc, "builtin '%s' is not supported here yet", b);
+		g->failed = true;
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	}
+}
+
+static const char *posarg(struct cg *g, struct node *n)
+{
+	return n->ival >= 1 && (int)n->ival <= g->u->argc ?
+	       g->u->argv[n->ival - 1] : "";
+}
+
+/* Compare the two 64-byte strings at A and B: r0 = 1 when equal. */
+static void gen_streq(struct cg *g, int a, int b)
+{
+	int fails[GT_STRLEN / 8], j;
+
+	for (int i = 0; i < GT_STRLEN; i += 8) {
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, a + i));
+		emit(g, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, b + i));
+		fails[i / 8] = jmp_fwd(g, I_JMP_REG(BPF_JNE, BPF_REG_1, BPF_REG_2, 0));
+	}
+	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	j = jmp_fwd(g, I_JA(0));
+	for (int i = 0; i < GT_STRLEN / 8; i++)
+		patch(g, fails[i]);
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	patch(g, j);
+}
+
+static void gen_binop(struct cg *g, struct node *n)
+{
+	static const int alu[] = {
+		[B_ADD] = BPF_ADD, [B_SUB] = BPF_SUB, [B_MUL] = BPF_MUL,
+		[B_DIV] = BPF_DIV, [B_MOD] = BPF_MOD, [B_AND] = BPF_AND,
+		[B_OR] = BPF_OR, [B_XOR] = BPF_XOR, [B_SHL] = BPF_LSH,
+		[B_SHR] = BPF_RSH,
+	};
+	bool sgn = n->a->type->is_signed && n->b->type->is_signed;
+	int save = g->sp, t, j;
+
+	if (n->op == B_LAND || n->op == B_LOR) {
+		int j1, j2;
+
+		gen_int(g, n->a);
+		j1 = jmp_fwd(g, I_JMP_IMM(n->op == B_LAND ? BPF_JEQ : BPF_JNE,
+					  BPF_REG_0, 0, 0));
+		gen_int(g, n->b);
+		j2 = jmp_fwd(g, I_JMP_IMM(n->op == B_LAND ? BPF_JEQ : BPF_JNE,
+					  BPF_REG_0, 0, 0));
+		emit(g, I_MOV64_IMM(BPF_REG_0, n->op == B_LAND));
+		j = jmp_fwd(g, I_JA(0));
+		patch(g, j1);
+		patch(g, j2);
+		emit(g, I_MOV64_IMM(BPF_REG_0, n->op != B_LAND));
+		patch(g, j);
+		return;
+	}
+	if (n->a->type->kind == T_STR) {
+		int a = stack_alloc(g, GT_STRLEN), b = stack_alloc(g, GT_STRLEN);
+
+		gen_to(g, n->a, a);
+		gen_to(g, n->b, b);
+		gen_streq(g, a, b);
+		if (n->op == B_NE)
+			emit(g, I_ALU64_IMM(BPF_XOR, BPF_REG_0, 1));
+		g->sp = save;
+		return;
+	}
+	t = stack_alloc(g, 8);
+	gen_int(g, n->a);
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, t));
+	gen_int(g, n->b);
+	emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_0));
+	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, t));
+	g->sp = save;
+	if (n->op < B_EQ) {
+		int op = alu[n->op];
+
+		if (op == BPF_RSH && n->a->type->is_signed)
+			op = BPF_ARSH;
+		emit(g, I_ALU64_REG(op, BPF_REG_0, BPF_REG_1));
+		return;
+	}
+	int jop;
+
+	switch (n->op) {
+	case B_EQ: jop = BPF_JEQ; break;
+	case B_NE: jop = BPF_JNE; break;
+	case B_LT: jop = sgn ? BPF_JSLT : BPF_JLT; break;
+	case B_LE: jop = sgn ? BPF_JSLE : BPF_JLE; break;
+	case B_GT: jop = sgn ? BPF_JSGT : BPF_JGT; break;
+	default:   jop = sgn ? BPF_JSGE : BPF_JGE; break;
+	}
+	emit(g, I_MOV64_REG(BPF_REG_2, BPF_REG_0));
+	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	emit(g, I_JMP_REG(jop, BPF_REG_2, BPF_REG_1, 1));
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+}
+
+/* Write integer r0 to lvalue LV (a variable or a map element). */
+static void store_int(struct cg *g, struct node *lv)
+{
+	if (lv->kind == N_VAR) {
+		struct var_sym *v = lv->sym;
+
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, v->slot));
+		return;
+	}
+	int save = g->sp, val = stack_alloc(g, 8), key;
+
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, val));
+	key = gen_key(g, lv, lv->sym);
+	call_update(g, lv->sym, key, val);
+	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, val));
+	g->sp = save;
+}
+
+static struct node *synth_binop(struct node *lv, int op, struct node *rhs)
+{
+	struct node *b = ast_node(N_BINOP, lv->loc);
+
+	b->op = op;
+	b->a = lv;
+	b->b = rhs;
+	b->type = type_int(lv->type->is_signed && rhs->type->is_signed);
+	return b;
+}
+
+static void gen_incdec(struct cg *g, struct node *n)
+{
+	struct node one = { .kind = N_INT, .ival = 1, .type = type_int(true) };
+	int save = g->sp, old = stack_alloc(g, 8);
+
+	gen_int(g, n->a);
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, old));
+	gen_int(g, synth_binop(n->a, n->op, &one));
+	store_int(g, n->a);
+	if (n->post)
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, old));
+	g->sp = save;
+}
+
+static void gen_int(struct cg *g, struct node *n)
+{
+	int save = g->sp, t, j, j2;
+
+	switch (n->kind) {
+	case N_INT:
+		emit_ld64(g, BPF_REG_0, n->ival);
+		break;
+	case N_POSARG:
+		emit_ld64(g, BPF_REG_0, strtoull(posarg(g, n), NULL, 0));
+		break;
+	case N_ARGC:
+		emit_ld64(g, BPF_REG_0, g->u->argc);
+		break;
+	case N_BUILTIN:
+		gen_builtin_int(g, n);
+		break;
+	case N_VAR:
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10,
+			      ((struct var_sym *)n->sym)->slot));
+		break;
+	case N_MAP:
+		gen_map_read(g, n, 0);
+		break;
+	case N_BINOP:
+		gen_binop(g, n);
+		break;
+	case N_UNOP:
+		gen_int(g, n->a);
+		if (n->op == U_NEG) {
+			emit(g, I_ALU64_IMM(BPF_NEG, BPF_REG_0, 0));
+		} else if (n->op == U_BNOT) {
+			emit(g, I_ALU64_IMM(BPF_XOR, BPF_REG_0, -1));
+		} else {
+			emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_0));
+			emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+			emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 1));
+			emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		}
+		break;
+	case N_TERNARY:
+		gen_int(g, n->a);
+		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		gen_int(g, n->b);
+		j2 = jmp_fwd(g, I_JA(0));
+		patch(g, j);
+		gen_int(g, n->c);
+		patch(g, j2);
+		break;
+	case N_TUPLE_IDX:
+		t = stack_alloc(g, n->a->type->size);
+		gen_to(g, n->a, t);
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10,
+			      t + n->a->type->offsets[n->ival]));
+		break;
+	case N_INCDEC:
+		gen_incdec(g, n);
+		break;
+	default:
+		diag_error(n->loc, "internal: no integer code for this expression");
+		g->failed = true;
+	}
+	g->sp = save;
+}
+
+/* Evaluate N into [r10+dst] (integers as 8 bytes). */
+static void gen_to(struct cg *g, struct node *n, int dst)
+{
+	int save = g->sp, t, j, j2;
+
+	if (n->type->kind == T_INT) {
+		gen_int(g, n);
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst));
+		return;
+	}
+	switch (n->kind) {
+	case N_STR:
+		store_bytes(g, dst, n->str, n->slen, GT_STRLEN);
+		break;
+	case N_POSARG: {
+		const char *s = posarg(g, n);
+
+		store_bytes(g, dst, s, strnlen(s, GT_STRLEN - 1), GT_STRLEN);
+		break;
+	}
+	case N_BUILTIN:
+		if (!strcmp(n->str, "comm")) {
+			zero_mem(g, dst, GT_STRLEN);
+			stack_ptr(g, BPF_REG_1, dst);
+			emit(g, I_MOV64_IMM(BPF_REG_2, 16));
+			emit(g, I_CALL(H_COMM));
+		} else if (!strcmp(n->str, "probe")) {
+			const char *s = g->probe->name;
+
+			store_bytes(g, dst, s, strnlen(s, GT_STRLEN - 1), GT_STRLEN);
+		} else {
+			diag_error(n->loc, "builtin '%s' is not supported here yet", n->str);
+			g->failed = true;
+		}
+		break;
+	case N_VAR:
+		copy_mem(g, BPF_REG_10, ((struct var_sym *)n->sym)->slot, dst,
+			 n->type->size);
+		break;
+	case N_MAP:
+		gen_map_read(g, n, dst);
+		break;
+	case N_TERNARY:
+		gen_int(g, n->a);
+		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		gen_to(g, n->b, dst);
+		j2 = jmp_fwd(g, I_JA(0));
+		patch(g, j);
+		gen_to(g, n->c, dst);
+		patch(g, j2);
+		break;
+	case N_TUPLE: {
+		int i = 0;
+
+		for (struct node *e = n->args; e; e = e->next, i++)
+			gen_to(g, e, dst + n->type->offsets[i]);
+		break;
+	}
+	case N_TUPLE_IDX:
+		t = stack_alloc(g, n->a->type->size);
+		gen_to(g, n->a, t);
+		copy_mem(g, BPF_REG_10, t + n->a->type->offsets[n->ival], dst,
+			 n->type->size);
+		break;
+	default:
+		diag_error(n->loc, "internal: no code for this expression");
+		g->failed = true;
+	}
+	g->sp = save;
+}
+
+/* Send the SIZE-byte event at [r10+buf] to the tracer; count drops. */
+static void send_event(struct cg *g, int buf, int size)
+{
+	int j;
+
+	emit_map_ref(g, BPF_REG_1, cg_events_map(g->u));
+	stack_ptr(g, BPF_REG_2, buf);
+	emit(g, I_MOV64_IMM(BPF_REG_3, size));
+	emit(g, I_MOV64_IMM(BPF_REG_4, 0));
+	emit(g, I_CALL(H_RINGBUF_OUTPUT));
+	j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	/* lost: bump the per-CPU counter at key 0 */
+	emit(g, I_ST(BPF_W, BPF_REG_10, buf, 0));
+	emit_map_ref(g, BPF_REG_1, cg_lost_map(g->u));
+	stack_ptr(g, BPF_REG_2, buf);
+	emit(g, I_CALL(H_MAP_LOOKUP));
+	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3));
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+	emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+	patch(g, j);
+}
+
+static void gen_call(struct cg *g, struct node *n)
+{
+	const char *f = n->str;
+	int save = g->sp;
+
+	if (!strcmp(f, "delete")) {
+		struct map_sym *m = n->args->sym;
+		int key = gen_key(g, n->args, m);
+
+		emit_map_ref(g, BPF_REG_1, m->index);
+		stack_ptr(g, BPF_REG_2, key);
+		emit(g, I_CALL(H_MAP_DELETE));
+		g->sp = save;
+		return;
+	}
+	/* every other call is an event for the tracer */
+	const struct event_desc *ev = &g->u->events[n->ival];
+	struct node *a = n->args;
+	int psize = ev->args ? ev->args->size : 0, buf;
+
+	if (ev->kind == EV_EXIT)
+		psize = 8;
+	buf = stack_alloc(g, 8 + psize);
+	emit(g, I_ST(BPF_DW, BPF_REG_10, buf, (int32_t)n->ival));
+	if (ev->kind == EV_PRINTF)
+		a = a->next;
+	if (ev->kind == EV_EXIT) {
+		if (a)
+			gen_to(g, a, buf + 8);
+		else
+			emit(g, I_ST(BPF_DW, BPF_REG_10, buf + 8, 0));
+	} else if (ev->kind == EV_PRINTF || ev->kind == EV_PRINT_VAL) {
+		for (int i = 0; a; a = a->next, i++)
+			gen_to(g, a, buf + 8 + ev->args->offsets[i]);
+	}
+	send_event(g, buf, 8 + psize);
+	g->sp = save;
+}
+
+/* Bucket index of r1 as bpftrace 0.17's log2 computes it, into r0. */
+static void gen_log2(struct cg *g)
+{
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	emit(g, I_JMP_IMM(BPF_JSLT, BPF_REG_1, 0, 12));
+	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 10));
+	emit(g, I_MOV64_IMM(BPF_REG_0, 2));
+	for (int i = 4; i >= 0; i--) {
+		int k = 1 << i;
+
+		/* three instructions per step; the last step jumps over none */
+		emit(g, I_JMP_IMM(BPF_JLT, BPF_REG_1, (int32_t)(1u << k) ? (int32_t)(1u << k) : 0, 2));
+		emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_1, k));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_0, k));
+	}
+}
+
+static void gen_lhist_index(struct cg *g, const struct map_sym *m)
+{
+	int64_t nb = (m->lmax - m->lmin) / m->lstep + 2;
+
+	/* r1 = value -> r0 = bucket */
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	emit_ld64(g, BPF_REG_2, m->lmin);
+	emit(g, I_JMP_REG(BPF_JSLT, BPF_REG_1, BPF_REG_2, 0));
+	int jlow = g->n - 1;
+
+	emit_ld64(g, BPF_REG_0, nb - 1);
+	emit_ld64(g, BPF_REG_2, m->lmax);
+	emit(g, I_JMP_REG(BPF_JSGE, BPF_REG_1, BPF_REG_2, 0));
+	int jhigh = g->n - 1;
+
+	emit(g, I_MOV64_REG(BPF_REG_0, BPF_REG_1));
+	emit_ld64(g, BPF_REG_2, m->lmin);
+	emit(g, I_ALU64_REG(BPF_SUB, BPF_REG_0, BPF_REG_2));
+	emit_ld64(g, BPF_REG_2, m->lstep);
+	emit(g, I_ALU64_REG(BPF_DIV, BPF_REG_0, BPF_REG_2));
+	emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_0, 1));
+	patch(g, jlow);
+	patch(g, jhigh);
+}
+
+/* @m[k] = agg(x) on a per-CPU hash map. */
+static void gen_agg(struct cg *g, struct node *assign)
+{
+	struct node *lv = assign->a, *call = assign->b;
+	struct map_sym *m = lv->sym;
+	const struct map_layout *ml = layout(g, m);
+	enum agg_kind agg = m->val->agg;
+	bool sgn = m->val->is_signed;
+	int save = g->sp, x = stack_alloc(g, 8), key, val, j, jdone;
+
+	if (agg == AGG_COUNT)
+		emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	else
+		gen_int(g, call->args);
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, x));
+	key = gen_key(g, lv, m);
+	if (ml->has_bucket) {
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, x));
+		if (agg == AGG_HIST)
+			gen_log2(g);
+		else
+			gen_lhist_index(g, m);
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, key + ml->key_size - 8));
+	}
+	call_lookup(g, m, key);
+	j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	switch (agg) {
+	case AGG_COUNT:
+	case AGG_HIST:
+	case AGG_LHIST:
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+		emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+		break;
+	case AGG_SUM:
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, x));
+		emit(g, I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+		emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+		break;
+	case AGG_MIN:
+	case AGG_MAX: {
+		int keep = agg == AGG_MIN ? (sgn ? BPF_JSLE : BPF_JLE) :
+					    (sgn ? BPF_JSGE : BPF_JGE);
+
+		/* value = { v, set }: keep v when set and v is still better */
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
+		emit(g, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, x));
+		emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 2));
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+		emit(g, I_JMP_REG(keep, BPF_REG_1, BPF_REG_2, 2));
+		emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_2, 0));
+		emit(g, I_ST(BPF_DW, BPF_REG_0, 8, 1));
+		break;
+	}
+	case AGG_AVG:
+	case AGG_STATS:
+		/* value = { count, total } */
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+		emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 8));
+		emit(g, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, x));
+		emit(g, I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+		emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 8));
+		break;
+	case AGG_SMLOAD:
+		break;
+	}
+	jdone = jmp_fwd(g, I_JA(0));
+	patch(g, j);
+	/* first update on this CPU: insert the initial value */
+	val = stack_alloc(g, ml->value_size);
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, x));
+	switch (agg) {
+	case AGG_MIN:
+	case AGG_MAX:
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, val));
+		emit(g, I_ST(BPF_DW, BPF_REG_10, val + 8, 1));
+		break;
+	case AGG_AVG:
+	case AGG_STATS:
+		emit(g, I_ST(BPF_DW, BPF_REG_10, val, 1));
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, val + 8));
+		break;
+	case AGG_SUM:
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, val));
+		break;
+	default:
+		emit(g, I_ST(BPF_DW, BPF_REG_10, val, 1));
+	}
+	call_update(g, m, key, val);
+	patch(g, jdone);
+	g->sp = save;
+}
+
+static void gen_assign(struct cg *g, struct node *n)
+{
+	struct node *lv = n->a, *rhs = n->b;
+	int save = g->sp;
+
+	if (rhs->kind == N_CALL && rhs->type && rhs->type->kind == T_AGG) {
+		gen_agg(g, n);
+		return;
+	}
+	if (n->op >= 0)
+		rhs = synth_binop(lv, n->op, rhs);
+	if (lv->kind == N_VAR) {
+		gen_to(g, rhs, ((struct var_sym *)lv->sym)->slot);
+		return;
+	}
+	struct map_sym *m = lv->sym;
+	int val = stack_alloc(g, layout(g, m)->value_size), key;
+
+	gen_to(g, rhs, val);
+	key = gen_key(g, lv, m);
+	call_update(g, m, key, val);
+	g->sp = save;
+}
+
+static void gen_stmt(struct cg *g, struct node *s)
+{
+	int j, j2;
+
+	switch (s->kind) {
+	case N_EXPR_STMT:
+		if (s->a->kind == N_CALL)
+			gen_call(g, s->a);
+		else
+			gen_int(g, s->a);
+		break;
+	case N_ASSIGN:
+		gen_assign(g, s);
+		break;
+	case N_IF:
+		gen_int(g, s->a);
+		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		gen_stmts(g, s->b->args);
+		if (s->c) {
+			j2 = jmp_fwd(g, I_JA(0));
+			patch(g, j);
+			if (s->c->kind == N_IF)
+				gen_stmt(g, s->c);
+			else
+				gen_stmts(g, s->c->args);
+			patch(g, j2);
+		} else {
+			patch(g, j);
+		}
+		break;
+	case N_UNROLL:
+		for (uint64_t i = 0; i < s->ival; i++)
+			gen_stmts(g, s->b->args);
+		break;
+	case N_RETURN:
+		if (g->nrets == g->caprets) {
+			g->caprets = g->caprets ? g->caprets * 2 : 16;
+			g->rets = realloc(g->rets, g->caprets * sizeof(int));
+			if (!g->rets)
+				abort();
+		}
+		g->rets[g->nrets++] = jmp_fwd(g, I_JA(0));
+		break;
+	default:
+		break;
+	}
+}
+
+static void gen_stmts(struct cg *g, struct node *s)
+{
+	for (; s; s = s->next)
+		gen_stmt(g, s);
+}
+
+static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
+		    struct gt_bpf_prog *out)
+{
+	int vars_start;
+
+	g->n = 0;
+	g->sp = g->max_sp = 0;
+	g->nrets = 0;
+	g->loc = cl->loc;
+	emit(g, I_MOV64_REG(BPF_REG_6, BPF_REG_1));
+	for (struct var_sym *v = ci->vars; v; v = v->next) {
+		v->slot = stack_alloc(g, v->type->size);
+		zero_mem(g, v->slot, v->type->size);
+	}
+	vars_start = g->sp;
+	(void)vars_start;
+	if (cl->pred) {
+		gen_int(g, cl->pred);
+		if (g->nrets == g->caprets) {
+			g->caprets = g->caprets ? g->caprets * 2 : 16;
+			g->rets = realloc(g->rets, g->caprets * sizeof(int));
+			if (!g->rets)
+				abort();
+		}
+		g->rets[g->nrets++] = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	}
+	gen_stmts(g, cl->body->args);
+	for (int i = 0; i < g->nrets; i++)
+		patch(g, g->rets[i]);
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	emit(g, I_EXIT());
+	if (g->max_sp > STACK_MAX) {
+		diag_error(cl->loc, "clause needs %d bytes of stack, more than the %d that eBPF allows",
+			   g->max_sp, STACK_MAX);
+		return -EINVAL;
+	}
+	out->insns = malloc(g->n * sizeof(*out->insns));
+	if (!out->insns)
+		return -ENOMEM;
+	memcpy(out->insns, g->code, g->n * sizeof(*out->insns));
+	out->ninsns = g->n;
+	out->fd = -1;
+	return g->failed ? -EINVAL : 0;
+}
+
+int cg_events_map(const struct unit *u)
+{
+	return u->nmaps;
+}
+
+int cg_lost_map(const struct unit *u)
+{
+	return u->nmaps + 1;
+}
+
+static void map_def(struct gt_map_def *d, struct map_layout *ml, struct map_sym *m)
+{
+	const struct type *v = m->val;
+
+	ml->sym = m;
+	ml->key_size = m->key ? m->key->size : 8;
+	if (v->kind == T_AGG) {
+		switch (v->agg) {
+		case AGG_MIN: case AGG_MAX: case AGG_AVG: case AGG_STATS:
+			ml->value_size = 16;
+			break;
+		case AGG_HIST: case AGG_LHIST:
+			ml->has_bucket = true;
+			ml->key_size += 8;
+			ml->value_size = 8;
+			break;
+		default:
+			ml->value_size = 8;
+		}
+		d->type = GT_MT_PERCPU_HASH;
+	} else {
+		ml->value_size = v->size;
+		d->type = GT_MT_HASH;
+	}
+	snprintf(d->name, sizeof(d->name), "%s", m->name);
+	d->key_size = ml->key_size;
+	d->value_size = ml->value_size;
+	d->max_entries = MAP_MAX_ENTRIES;
+	d->fd = -1;
+	d->meta = ml;
+}
+
+int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
+{
+	struct cg g = { .u = u, .opts = opts };
+	int err = 0, np = 0;
+
+	memset(obj, 0, sizeof(*obj));
+	layouts = calloc(u->nmaps + 1, sizeof(*layouts));
+	obj->nmaps = u->nmaps + 2;
+	obj->maps = calloc(obj->nmaps, sizeof(*obj->maps));
+	obj->progs = calloc(u->nprobes + 1, sizeof(*obj->progs));
+	if (!layouts || !obj->maps || !obj->progs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (struct map_sym *m = u->maps; m; m = m->next)
+		map_def(&obj->maps[m->index], &layouts[m->index], m);
+	snprintf(obj->maps[u->nmaps].name, 64, ".events");
+	obj->maps[u->nmaps].type = GT_MT_RINGBUF;
+	obj->maps[u->nmaps].max_entries = GT_EVENTS_MAP_SIZE;
+	obj->maps[u->nmaps].fd = -1;
+	snprintf(obj->maps[u->nmaps + 1].name, 64, ".lost");
+	obj->maps[u->nmaps + 1].type = GT_MT_PERCPU_ARRAY;
+	obj->maps[u->nmaps + 1].key_size = 4;
+	obj->maps[u->nmaps + 1].value_size = 8;
+	obj->maps[u->nmaps + 1].max_entries = 1;
+	obj->maps[u->nmaps + 1].fd = -1;
+	for (struct clause *cl = u->prog->clauses; cl; cl = cl->next) {
+		struct clause_info *ci = &u->clauses[cl->index];
+
+		if (ci->device)
+			continue;
+		for (int i = 0; i < ci->nprobes; i++) {
+			g.probe = ci->probes[i];
+			obj->progs[np].probe = g.probe;
+			err = gen_prog(&g, cl, ci, &obj->progs[np]);
+			np++;
+			if (err)
+				goto out;
+		}
+	}
+out:
+	obj->nprogs = np;
+	free(g.code);
+	free(g.rets);
+	return err;
+}
+
+void cg_free(struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++)
+		free(obj->progs[i].insns);
+	free(obj->progs);
+	free(obj->maps);
+	free(layouts);
+	layouts = NULL;
+	memset(obj, 0, sizeof(*obj));
+}

@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Semantic checks.  Two passes over the program: the first learns the
+ * types of maps from every assignment (a clause may read a map that a
+ * later clause writes), the second checks everything and reports errors.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/sema.h"
+#include "probes/provider.h"
+#include "runtime/fmt.h"
+
+struct ctx {
+	struct unit *u;
+	struct clause *clause;
+	struct clause_info *ci;
+	bool report;		/* second pass: report errors */
+	int unroll_depth;
+};
+
+static void err(struct ctx *c, struct loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void err(struct ctx *c, struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->report)
+		return;
+	va_start(ap, fmt);
+	diag_verror("error", loc, fmt, ap);
+	va_end(ap);
+	/* diag_verror does not count; keep one place that does */
+	diag_error((struct loc){ 0, 0 }, "%s", "") , (void)0;
+}
+
+static struct type *check_expr(struct ctx *c, struct node *n);
+
+static struct map_sym *map_get(struct ctx *c, struct node *n)
+{
+	struct map_sym *m;
+
+	for (m = c->u->maps; m; m = m->next)
+		if (!strcmp(m->name, n->str))
+			break;
+	if (!m) {
+		m = ast_alloc(sizeof(*m));
+		m->name = n->str;
+		m->loc = n->loc;
+		m->index = c->u->nmaps++;
+		struct map_sym **tail = &c->u->maps;
+
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = m;
+	}
+	n->sym = m;
+	return m;
+}
+
+static struct var_sym *var_find(struct ctx *c, const char *name)
+{
+	for (struct var_sym *v = c->ci->vars; v; v = v->next)
+		if (!strcmp(v->name, name))
+			return v;
+	return NULL;
+}
+
+static bool is_int(const struct type *t)
+{
+	return t && t->kind == T_INT;
+}
+
+static bool is_value(const struct type *t)
+{
+	return t && (t->kind == T_INT || t->kind == T_STR || t->kind == T_TUPLE);
+}
+
+/* Check the key expressions of map access N against the map's key type. */
+static void check_key(struct ctx *c, struct node *n, struct map_sym *m)
+{
+	struct type *parts[16];
+	int i = 0;
+
+	if (n->nargs > 16) {
+		err(c, n->loc, "too many keys for map %s", m->name);
+		return;
+	}
+	for (struct node *k = n->args; k; k = k->next) {
+		struct type *t = check_expr(c, k);
+
+		if (!t)
+			return;
+		if (t->kind != T_INT && t->kind != T_STR) {
+			err(c, k->loc, "map key must be an integer or a string, not %s",
+			    type_str(t));
+			return;
+		}
+		parts[i++] = t;
+	}
+	struct type *key = i ? type_tuple(parts, i) : NULL;
+
+	if (!m->key_known) {
+		m->key_known = true;
+		m->key = key;
+		return;
+	}
+	if ((!key) != (!m->key) || (key && !type_same(key, m->key)))
+		err(c, n->loc, "argument mismatch for %s: accessed with keys %s, the map's keys are %s",
+		    m->name, key ? type_str(key) : "()",
+		    m->key ? type_str(m->key) : "()");
+}
+
+/* Record that map M holds values of type T (first use fixes it). */
+static void map_set_val(struct ctx *c, struct map_sym *m, struct type *t,
+			struct loc loc)
+{
+	if (!m->val) {
+		m->val = t;
+		return;
+	}
+	if (!type_same(m->val, t))
+		err(c, loc, "type mismatch for %s: assigning a value of type %s to a map that holds %s",
+		    m->name, type_str(t), type_str(m->val));
+}
+
+static void mark_map(struct ctx *c, struct map_sym *m)
+{
+	if (c->ci->device)
+		m->device = true;
+	else
+		m->host = true;
+}
+
+static int add_event(struct unit *u, struct event_desc ev)
+{
+	struct event_desc *e = realloc(u->events, (u->nevents + 1) * sizeof(*e));
+
+	if (!e) {
+		fputs("gputrace: out of memory\n", stderr);
+		abort();
+	}
+	u->events = e;
+	e[u->nevents] = ev;
+	return u->nevents++;
+}
+
+static const char *const agg_funcs[] = {
+	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist", "smload",
+};
+
+static int agg_lookup(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof(agg_funcs) / sizeof(agg_funcs[0])); i++)
+		if (!strcmp(agg_funcs[i], name))
+			return i;
+	return -1;
+}
+
+static bool const_int(struct node *n, int64_t *v)
+{
+	if (n->kind == N_INT) {
+		*v = (int64_t)n->ival;
+		return true;
+	}
+	if (n->kind == N_UNOP && n->op == U_NEG && n->a->kind == N_INT) {
+		*v = -(int64_t)n->a->ival;
+		return true;
+	}
+	return false;
+}
+
+/* @m[k] = AGG(args): the only place an aggregation may appear. */
+static void check_agg(struct ctx *c, struct map_sym *m, struct node *call)
+{
+	int agg = agg_lookup(call->str);
+	int want = agg == AGG_COUNT ? 0 : agg == AGG_LHIST ? 4 : 1;
+	bool sgn = true;
+
+	if (call->nargs != want) {
+		err(c, call->loc, "%s() takes %d argument%s, %d given", call->str,
+		    want, want == 1 ? "" : "s", call->nargs);
+		return;
+	}
+	if (agg == AGG_SMLOAD && !c->ci->device) {
+		err(c, call->loc, "smload() is keyed by SM and only exists in gpu: probes");
+		return;
+	}
+	if (want) {
+		struct type *t = check_expr(c, call->args);
+
+		if (!t)
+			return;
+		if (!is_int(t)) {
+			err(c, call->args->loc, "%s() expects an integer, not %s",
+			    call->str, type_str(t));
+			return;
+		}
+		sgn = t->is_signed;
+	}
+	if (agg == AGG_COUNT)
+		sgn = false;
+	if (agg == AGG_LHIST) {
+		struct node *a = call->args->next;
+		int64_t v[3];
+
+		for (int i = 0; i < 3; i++, a = a->next) {
+			if (!const_int(a, &v[i])) {
+				err(c, a->loc, "lhist() %s must be an integer literal",
+				    i == 0 ? "min" : i == 1 ? "max" : "step");
+				return;
+			}
+		}
+		a = call->args->next;
+		if (v[2] <= 0) {
+			err(c, a->next->next->loc, "lhist() step must be >= 1 (%lld given)",
+			    (long long)v[2]);
+			return;
+		}
+		if (v[0] < 0) {
+			err(c, a->loc, "lhist() min must be non-negative (%lld given)",
+			    (long long)v[0]);
+			return;
+		}
+		if (v[1] <= v[0]) {
+			err(c, a->next->loc, "lhist() max must be greater than min");
+			return;
+		}
+		if ((v[1] - v[0]) / v[2] > 1000) {
+			err(c, a->next->next->loc, "lhist() has too many buckets: (max - min) / step must be at most 1000");
+			return;
+		}
+		if (m->val && m->val->kind == T_AGG && m->val->agg == AGG_LHIST &&
+		    (m->lmin != v[0] || m->lmax != v[1] || m->lstep != v[2]))
+			err(c, call->loc, "lhist() arguments differ from an earlier lhist() on %s",
+			    m->name);
+		m->lmin = v[0];
+		m->lmax = v[1];
+		m->lstep = v[2];
+	}
+	call->type = type_agg(agg, sgn);
+	map_set_val(c, m, call->type, call->loc);
+}
+
+static bool builtin_known(const char *name)
+{
+	static const char *const host[] = {
+		"pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed", "cpu",
+		"cpid", "probe", "func", "retval", "kernel", "stream", "shmem",
+		"size", "kind", "duration", "smid", "nsmid", "warpid", "laneid",
+		"lanes", "gtime", "clock", "launch", "launch_ns", "gpu",
+		"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
+		"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
+		"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
+	};
+
+	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		if (!strcmp(host[i], name))
+			return true;
+	/* arg0..arg9 */
+	return !strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' &&
+	       (!name[4] || (name[4] >= '0' && name[4] <= '9' && !name[5]));
+}
+
+static struct type *builtin_type(const char *name)
+{
+	if (!strcmp(name, "comm") || !strcmp(name, "probe") ||
+	    !strcmp(name, "func") || !strcmp(name, "kernel") ||
+	    !strcmp(name, "kind"))
+		return type_string();
+	return type_int(false);
+}
+
+static struct type *check_builtin(struct ctx *c, struct node *n)
+{
+	if (!builtin_known(n->str)) {
+		err(c, n->loc, "unknown builtin '%s'", n->str);
+		return NULL;
+	}
+	for (int i = 0; i < c->ci->nprobes; i++) {
+		struct probe *p = c->ci->probes[i];
+
+		if (!p->prov->has_builtin || !p->prov->has_builtin(p, n->str)) {
+			err(c, n->loc, "builtin '%s' is not available in %s probes",
+			    n->str, p->prov->name);
+			return NULL;
+		}
+	}
+	return builtin_type(n->str);
+}
+
+static struct type *posarg_type(struct ctx *c, struct node *n)
+{
+	const char *s = n->ival >= 1 && (int)n->ival <= c->u->argc ?
+			c->u->argv[n->ival - 1] : "";
+	char *end;
+
+	if (!*s)
+		return type_int(true);
+	strtoll(s, &end, 0);
+	return *end ? type_string() : type_int(true);
+}
+
+static enum fmt_argty fmt_ty(const struct type *t)
+{
+	if (t->kind == T_STR)
+		return FMT_STR;
+	return t->is_signed ? FMT_INT : FMT_UINT;
+}
+
+static struct type *args_tuple(struct ctx *c, struct node *args, bool *ok)
+{
+	struct type *ts[32];
+	int n = 0;
+
+	*ok = true;
+	for (struct node *a = args; a; a = a->next) {
+		struct type *t = check_expr(c, a);
+
+		if (!t) {
+			*ok = false;
+			continue;
+		}
+		if (n == 32) {
+			err(c, a->loc, "too many arguments (at most 32)");
+			*ok = false;
+			break;
+		}
+		ts[n++] = t;
+	}
+	return type_tuple(ts, n);
+}
+
+static struct type *check_printf(struct ctx *c, struct node *n)
+{
+	struct node *f = n->args;
+	enum fmt_argty tys[32];
+	char msg[256];
+	bool ok;
+	int off;
+
+	if (!f || f->kind != N_STR) {
+		err(c, f ? f->loc : n->loc, "printf() expects a format string literal first");
+		return NULL;
+	}
+	struct type *args = args_tuple(c, f->next, &ok);
+
+	if (!ok)
+		return NULL;
+	for (int i = 0; i < args->nelems; i++) {
+		struct node *a = f->next;
+
+		for (int j = 0; j < i; j++)
+			a = a->next;
+		if (args->elems[i]->kind != T_INT && args->elems[i]->kind != T_STR) {
+			err(c, a->loc, "printf() cannot print a value of type %s",
+			    type_str(args->elems[i]));
+			return NULL;
+		}
+		tys[i] = fmt_ty(args->elems[i]);
+	}
+	if (fmt_check(f->str, tys, args->nelems, msg, sizeof(msg), &off)) {
+		struct loc l = f->loc;
+
+		/* point at the conversion: +1 for the opening quote */
+		if (off >= 0)
+			l.col += 1 + off;
+		err(c, l, "%s", msg);
+		return NULL;
+	}
+	if (c->report)
+		n->ival = add_event(c->u, (struct event_desc){
+			.kind = EV_PRINTF, .fmt = f->str, .args = args });
+	return type_void();
+}
+
+static struct node *nth(struct node *n, int i)
+{
+	while (i-- && n)
+		n = n->next;
+	return n;
+}
+
+/* A whole-map argument: @m without keys. */
+static struct map_sym *map_arg(struct ctx *c, struct node *call, struct node *a)
+{
+	if (!a || a->kind != N_MAP || a->nargs) {
+		err(c, a ? a->loc : call->loc, "%s() expects a map without keys, like %s(@m)",
+		    call->str, call->str);
+		return NULL;
+	}
+	struct map_sym *m = map_get(c, a);
+
+	if (!m->val && c->report) {
+		err(c, a->loc, "undefined map: %s", m->name);
+		return NULL;
+	}
+	return m;
+}
+
+static struct type *check_call(struct ctx *c, struct node *n)
+{
+	const char *f = n->str;
+	struct event_desc ev = { 0 };
+
+	if (agg_lookup(f) >= 0) {
+		err(c, n->loc, "%s() is an aggregation: assign it to a map, like @x = %s(...)",
+		    f, f);
+		return NULL;
+	}
+	if (!strcmp(f, "printf"))
+		return check_printf(c, n);
+	if (!strcmp(f, "time")) {
+		if (n->nargs > 1 || (n->nargs == 1 && n->args->kind != N_STR)) {
+			err(c, n->loc, "time() takes an optional format string literal");
+			return NULL;
+		}
+		ev.kind = EV_TIME;
+		ev.fmt = n->nargs ? n->args->str : NULL;
+	} else if (!strcmp(f, "exit")) {
+		if (n->nargs > 1) {
+			err(c, n->loc, "exit() takes at most one argument, %d given", n->nargs);
+			return NULL;
+		}
+		struct type *t = n->nargs ? check_expr(c, n->args) : NULL;
+
+		if (n->nargs && !t)
+			return NULL;
+		if (t && !is_int(t)) {
+			err(c, n->args->loc, "exit() expects an integer exit status");
+			return NULL;
+		}
+		ev.kind = EV_EXIT;
+		ev.args = args_tuple(c, NULL, &(bool){ 0 });
+	} else if (!strcmp(f, "clear") || !strcmp(f, "zero")) {
+		if (n->nargs != 1) {
+			err(c, n->loc, "%s() takes 1 argument, %d given", f, n->nargs);
+			return NULL;
+		}
+		ev.map = map_arg(c, n, n->args);
+		if (!ev.map)
+			return NULL;
+		ev.kind = f[0] == 'c' ? EV_CLEAR : EV_ZERO;
+	} else if (!strcmp(f, "delete")) {
+		struct node *a = n->args;
+
+		if (n->nargs != 1 || a->kind != N_MAP) {
+			err(c, a ? a->loc : n->loc, "delete() expects a map element, like delete(@m[key])");
+			return NULL;
+		}
+		struct map_sym *m = map_get(c, a);
+
+		check_key(c, a, m);
+		mark_map(c, m);
+		return type_void();
+	} else if (!strcmp(f, "print")) {
+		struct node *a = n->args;
+
+		if (n->nargs < 1 || n->nargs > 3) {
+			err(c, n->loc, "print() takes 1 to 3 arguments, %d given", n->nargs);
+			return NULL;
+		}
+		if (a->kind == N_MAP && !a->nargs) {
+			ev.map = map_arg(c, n, a);
+			if (!ev.map)
+				return NULL;
+			ev.kind = EV_PRINT_MAP;
+			for (int i = 1; i < n->nargs; i++) {
+				int64_t v;
+
+				if (!const_int(nth(a, i), &v) || v < 0) {
+					err(c, nth(a, i)->loc, "print() top and div must be non-negative integer literals");
+					return NULL;
+				}
+				if (i == 1)
+					ev.top = v;
+				else
+					ev.div = v;
+			}
+		} else {
+			if (n->nargs != 1) {
+				err(c, n->loc, "print() of a value takes 1 argument");
+				return NULL;
+			}
+			struct type *t = check_expr(c, a);
+
+			if (!t)
+				return NULL;
+			if (!is_value(t)) {
+				err(c, a->loc, "print() cannot print a value of type %s",
+				    type_str(t));
+				return NULL;
+			}
+			struct type *one[1] = { t };
+
+			ev.kind = EV_PRINT_VAL;
+			ev.args = type_tuple(one, 1);
+		}
+	} else {
+		err(c, n->loc, "unknown function '%s'", f);
+		return NULL;
+	}
+	if (c->report)
+		n->ival = add_event(c->u, ev);
+	return type_void();
+}
+
+static struct type *check_binop(struct ctx *c, struct node *n)
+{
+	struct type *a = check_expr(c, n->a), *b = check_expr(c, n->b);
+
+	if (!a || !b)
+		return NULL;
+	if (a->kind == T_STR && b->kind == T_STR &&
+	    (n->op == B_EQ || n->op == B_NE))
+		return type_int(false);
+	if (!is_int(a) || !is_int(b)) {
+		err(c, n->loc, "type mismatch for '%s': comparing %s with %s",
+		    binop_str(n->op), type_str(a), type_str(b));
+		return NULL;
+	}
+	if ((n->op == B_DIV || n->op == B_MOD) && n->b->kind == N_INT &&
+	    n->b->ival == 0) {
+		err(c, n->b->loc, "division by zero");
+		return NULL;
+	}
+	if (n->op >= B_EQ)
+		return type_int(false);
+	return type_int(a->is_signed && b->is_signed);
+}
+
+static struct type *check_map_read(struct ctx *c, struct node *n)
+{
+	struct map_sym *m = map_get(c, n);
+
+	check_key(c, n, m);
+	if (!m->val) {
+		if (c->report)
+			err(c, n->loc, "undefined map: %s", m->name);
+		return NULL;
+	}
+	if (m->val->kind == T_AGG) {
+		err(c, n->loc, "map %s holds a %s() aggregation, which cannot be used as a value",
+		    m->name, agg_name(m->val->agg));
+		return NULL;
+	}
+	return m->val;
+}
+
+static struct type *check_incdec(struct ctx *c, struct node *n)
+{
+	struct node *lv = n->a;
+
+	if (lv->kind == N_VAR) {
+		struct var_sym *v = var_find(c, lv->str);
+
+		if (!v) {
+			err(c, lv->loc, "undefined variable %s", lv->str);
+			return NULL;
+		}
+		lv->sym = v;
+		if (!is_int(v->type)) {
+			err(c, lv->loc, "%s is not an integer", lv->str);
+			return NULL;
+		}
+		lv->type = v->type;
+		return v->type;
+	}
+	struct map_sym *m = map_get(c, lv);
+
+	check_key(c, lv, m);
+	mark_map(c, m);
+	map_set_val(c, m, type_int(true), n->loc);
+	if (m->val && !is_int(m->val)) {
+		err(c, lv->loc, "%s does not hold an integer", m->name);
+		return NULL;
+	}
+	lv->type = m->val;
+	return m->val;
+}
+
+static struct type *check_expr_(struct ctx *c, struct node *n)
+{
+	struct type *t;
+
+	switch (n->kind) {
+	case N_INT:
+		return type_int(true);
+	case N_STR:
+		if (n->slen >= GT_STRLEN) {
+			err(c, n->loc, "string literal too long (%zu bytes, at most %d)",
+			    n->slen, GT_STRLEN - 1);
+			return NULL;
+		}
+		return type_string();
+	case N_BUILTIN:
+		return check_builtin(c, n);
+	case N_VAR: {
+		struct var_sym *v = var_find(c, n->str);
+
+		if (!v) {
+			err(c, n->loc, "undefined variable %s", n->str);
+			return NULL;
+		}
+		n->sym = v;
+		return v->type;
+	}
+	case N_MAP:
+		return check_map_read(c, n);
+	case N_POSARG:
+		return posarg_type(c, n);
+	case N_ARGC:
+		return type_int(true);
+	case N_CALL:
+		return check_call(c, n);
+	case N_BINOP:
+		return check_binop(c, n);
+	case N_UNOP:
+		t = check_expr(c, n->a);
+		if (!t)
+			return NULL;
+		if (!is_int(t)) {
+			err(c, n->loc, "operator '%s' needs an integer, not %s",
+			    unop_str(n->op), type_str(t));
+			return NULL;
+		}
+		return n->op == U_LNOT ? type_int(false) : type_int(t->is_signed);
+	case N_TERNARY: {
+		struct type *cond = check_expr(c, n->a);
+		struct type *a = check_expr(c, n->b), *b = check_expr(c, n->c);
+
+		if (!cond || !a || !b)
+			return NULL;
+		if (!is_int(cond)) {
+			err(c, n->a->loc, "condition must be an integer, not %s",
+			    type_str(cond));
+			return NULL;
+		}
+		if (!is_value(a) || !type_same(a, b)) {
+			err(c, n->loc, "ternary branches have different types: %s and %s",
+			    type_str(a), type_str(b));
+			return NULL;
+		}
+		return a->kind == T_INT ? type_int(a->is_signed && b->is_signed) : a;
+	}
+	case N_TUPLE: {
+		bool ok;
+
+		t = args_tuple(c, n->args, &ok);
+		if (!ok)
+			return NULL;
+		for (int i = 0; i < t->nelems; i++)
+			if (t->elems[i]->kind != T_INT && t->elems[i]->kind != T_STR) {
+				err(c, nth(n->args, i)->loc, "a tuple holds integers and strings, not %s",
+				    type_str(t->elems[i]));
+				return NULL;
+			}
+		return t;
+	}
+	case N_TUPLE_IDX:
+		t = check_expr(c, n->a);
+		if (!t)
+			return NULL;
+		if (t->kind != T_TUPLE) {
+			err(c, n->loc, "%s is not a tuple", type_str(t));
+			return NULL;
+		}
+		if (n->ival >= (uint64_t)t->nelems) {
+			err(c, n->loc, "tuple index %llu out of range (%d elements)",
+			    (unsigned long long)n->ival, t->nelems);
+			return NULL;
+		}
+		return t->elems[n->ival];
+	case N_INCDEC:
+		return check_incdec(c, n);
+	default:
+		err(c, n->loc, "not an expression");
+		return NULL;
+	}
+}
+
+static struct type *check_expr(struct ctx *c, struct node *n)
+{
+	struct type *t = check_expr_(c, n);
+
+	n->type = t;
+	return t;
+}
+
+static void check_block(struct ctx *c, struct node *blk);
+
+static void check_assign(struct ctx *c, struct node *n)
+{
+	struct node *lv = n->a, *rhs = n->b;
+	struct type *t;
+
+	if (lv->kind == N_MAP && n->op < 0 && rhs->kind == N_CALL &&
+	    agg_lookup(rhs->str) >= 0) {
+		struct map_sym *m = map_get(c, lv);
+
+		check_key(c, lv, m);
+		mark_map(c, m);
+		check_agg(c, m, rhs);
+		return;
+	}
+	t = check_expr(c, rhs);
+	if (!t)
+		return;
+	if (!is_value(t)) {
+		err(c, rhs->loc, "cannot assign a value of type %s", type_str(t));
+		return;
+	}
+	if (n->op >= 0 && !is_int(t)) {
+		err(c, n->loc, "operator '%s=' needs integers", binop_str(n->op));
+		return;
+	}
+	if (lv->kind == N_VAR) {
+		struct var_sym *v = var_find(c, lv->str);
+
+		if (!v) {
+			if (n->op >= 0) {
+				err(c, lv->loc, "undefined variable %s", lv->str);
+				return;
+			}
+			v = ast_alloc(sizeof(*v));
+			v->name = lv->str;
+			v->type = t;
+			struct var_sym **tail = &c->ci->vars;
+
+			while (*tail)
+				tail = &(*tail)->next;
+			*tail = v;
+		} else if (!type_same(v->type, t)) {
+			err(c, n->loc, "type mismatch for %s: assigning a value of type %s to a variable that holds %s",
+			    lv->str, type_str(t), type_str(v->type));
+			return;
+		}
+		lv->sym = v;
+		lv->type = v->type;
+		return;
+	}
+	struct map_sym *m = map_get(c, lv);
+
+	check_key(c, lv, m);
+	mark_map(c, m);
+	if (n->op >= 0 && !m->val) {
+		/* @x += 1 on a new map starts from 0 */
+		m->val = type_int(true);
+	}
+	if (n->op >= 0 && m->val->kind != T_INT) {
+		err(c, n->loc, "operator '%s=' needs a map that holds integers",
+		    binop_str(n->op));
+		return;
+	}
+	map_set_val(c, m, t, n->loc);
+	lv->type = m->val;
+}
+
+static void check_stmt(struct ctx *c, struct node *n)
+{
+	switch (n->kind) {
+	case N_EXPR_STMT:
+		if (n->a->kind == N_CALL || n->a->kind == N_INCDEC)
+			check_expr(c, n->a);
+		else if (check_expr(c, n->a))
+			err(c, n->a->loc, "expression result is not used");
+		break;
+	case N_ASSIGN:
+		check_assign(c, n);
+		break;
+	case N_IF: {
+		struct type *t = check_expr(c, n->a);
+
+		if (t && !is_int(t))
+			err(c, n->a->loc, "condition must be an integer, not %s",
+			    type_str(t));
+		check_block(c, n->b);
+		if (n->c) {
+			if (n->c->kind == N_IF)
+				check_stmt(c, n->c);
+			else
+				check_block(c, n->c);
+		}
+		break;
+	}
+	case N_UNROLL:
+		if (n->ival < 1 || n->ival > 100) {
+			err(c, n->a->loc, "unroll count must be between 1 and 100");
+			break;
+		}
+		check_block(c, n->b);
+		break;
+	case N_RETURN:
+		break;
+	default:
+		err(c, n->loc, "not a statement");
+	}
+}
+
+static void check_block(struct ctx *c, struct node *blk)
+{
+	for (struct node *s = blk->args; s; s = s->next)
+		check_stmt(c, s);
+}
+
+/* Split attach point text into provider and arguments; ask the provider. */
+static int make_probes(struct unit *u, struct clause *cl, struct clause_info *ci)
+{
+	int n = 0, bad = 0;
+
+	for (struct attach *a = cl->aps; a; a = a->next)
+		n++;
+	ci->probes = ast_alloc(n * sizeof(*ci->probes));
+	for (struct attach *a = cl->aps; a; a = a->next) {
+		struct probe *p = ast_alloc(sizeof(*p));
+		char *text = ast_strndup(a->text, strlen(a->text));
+		char *colon = strchr(text, ':');
+		char msg[256] = "";
+		int arg = -1;
+
+		p->name = a->text;
+		if (colon)
+			*colon = 0;
+		p->prov = provider_find(text);
+		if (!p->prov) {
+			diag_error(a->loc, "unknown probe provider '%s'", text);
+			bad++;
+			continue;
+		}
+		/* the rest, split at ':' (the provider may rejoin) */
+		for (char *s = colon ? colon + 1 : NULL; s && p->nargs < 4;) {
+			char *next = strchr(s, ':');
+
+			if (next && p->nargs < 3)
+				*next++ = 0;
+			else
+				next = NULL;
+			p->args[p->nargs++] = s;
+			s = next;
+		}
+		p->prog_fd = -1;
+		if (p->prov->parse && p->prov->parse(p, msg, sizeof(msg), &arg)) {
+			struct loc l = a->loc;
+
+			if (arg >= 0 && arg < p->nargs)
+				l.col += (int)(p->args[arg] - text);
+			diag_error(l, "%s", msg[0] ? msg : "invalid probe");
+			bad++;
+			continue;
+		}
+		if (p->prov->device)
+			ci->device = true;
+		ci->probes[ci->nprobes++] = p;
+		u->nprobes++;
+	}
+	if (!bad && ci->device && ci->nprobes != n) {
+		diag_error(cl->loc, "a clause cannot mix gpu: and host probes");
+		bad++;
+	}
+	return bad ? -EINVAL : 0;
+}
+
+int sema_check(struct program *prog, char **argv, int argc, struct unit **out)
+{
+	struct unit *u = calloc(1, sizeof(*u));
+	struct ctx c = { .u = u };
+	int err0 = diag_errors();
+
+	if (!u)
+		return -ENOMEM;
+	u->prog = prog;
+	u->argv = argv;
+	u->argc = argc;
+	u->clauses = ast_alloc(prog->nclauses * sizeof(*u->clauses));
+	for (struct clause *cl = prog->clauses; cl; cl = cl->next)
+		make_probes(u, cl, &u->clauses[cl->index]);
+	if (diag_errors() != err0)
+		goto fail;
+	for (int pass = 0; pass < 2; pass++) {
+		c.report = pass == 1;
+		for (struct clause *cl = prog->clauses; cl; cl = cl->next) {
+			c.clause = cl;
+			c.ci = &u->clauses[cl->index];
+			c.ci->vars = NULL;
+			if (cl->pred) {
+				struct type *t = check_expr(&c, cl->pred);
+
+				if (t && !is_int(t))
+					err(&c, cl->pred->loc, "predicate must be an integer, not %s",
+					    type_str(t));
+			}
+			check_block(&c, cl->body);
+		}
+	}
+	if (diag_errors() != err0)
+		goto fail;
+	*out = u;
+	return 0;
+fail:
+	unit_free(u);
+	*out = NULL;
+	return -EINVAL;
+}
+
+void unit_free(struct unit *u)
+{
+	if (!u)
+		return;
+	free(u->events);
+	free(u);
+}
+
+void sema_dump(FILE *f, const struct unit *u)
+{
+	fputs("Maps\n", f);
+	for (struct map_sym *m = u->maps; m; m = m->next)
+		fprintf(f, "  %s[%s] = %s%s%s\n", m->name,
+			m->key ? type_str(m->key) : "",
+			m->val ? type_str(m->val) : "?",
+			m->host ? " host" : "", m->device ? " device" : "");
+	for (struct clause *cl = u->prog->clauses; cl; cl = cl->next) {
+		const struct clause_info *ci = &u->clauses[cl->index];
+
+		fprintf(f, "Clause %d (%s)%s\n", cl->index, cl->aps->text,
+			ci->device ? " device" : "");
+		for (struct var_sym *v = ci->vars; v; v = v->next)
+			fprintf(f, "  %s: %s\n", v->name, type_str(v->type));
+	}
+	ast_dump(f, u->prog);
+}

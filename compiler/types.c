@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <string.h>
+
+#include "lang/ast.h"
+#include "compiler/types.h"
+
+static struct type *mk(enum type_kind kind, int size)
+{
+	struct type *t = ast_alloc(sizeof(*t));
+
+	t->kind = kind;
+	t->size = size;
+	return t;
+}
+
+struct type *type_void(void)
+{
+	return mk(T_VOID, 0);
+}
+
+struct type *type_int(bool is_signed)
+{
+	struct type *t = mk(T_INT, 8);
+
+	t->is_signed = is_signed;
+	return t;
+}
+
+struct type *type_string(void)
+{
+	return mk(T_STR, GT_STRLEN);
+}
+
+struct type *type_tuple(struct type **elems, int n)
+{
+	struct type *t = mk(T_TUPLE, 0);
+
+	t->nelems = n;
+	t->elems = ast_alloc(n * sizeof(*elems));
+	t->offsets = ast_alloc(n * sizeof(int));
+	for (int i = 0; i < n; i++) {
+		t->elems[i] = elems[i];
+		t->offsets[i] = t->size;
+		t->size += (elems[i]->size + 7) & ~7;
+	}
+	return t;
+}
+
+struct type *type_agg(enum agg_kind agg, bool is_signed)
+{
+	struct type *t = mk(T_AGG, 8);
+
+	t->agg = agg;
+	t->is_signed = is_signed;
+	return t;
+}
+
+bool type_same(const struct type *a, const struct type *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case T_TUPLE:
+		if (a->nelems != b->nelems)
+			return false;
+		for (int i = 0; i < a->nelems; i++)
+			if (!type_same(a->elems[i], b->elems[i]))
+				return false;
+		return true;
+	case T_AGG:
+		return a->agg == b->agg;
+	default:
+		return true;
+	}
+}
+
+const char *agg_name(enum agg_kind agg)
+{
+	static const char *const n[] = {
+		"count", "sum", "min", "max", "avg", "stats", "hist", "lhist",
+		"smload",
+	};
+
+	return n[agg];
+}
+
+static void fmt_type(char *buf, size_t len, const struct type *t)
+{
+	size_t used;
+
+	switch (t->kind) {
+	case T_VOID:
+		snprintf(buf, len, "none");
+		return;
+	case T_INT:
+		snprintf(buf, len, "%s", t->is_signed ? "int64" : "uint64");
+		return;
+	case T_STR:
+		snprintf(buf, len, "string");
+		return;
+	case T_AGG:
+		snprintf(buf, len, "%s", agg_name(t->agg));
+		return;
+	case T_TUPLE:
+		snprintf(buf, len, "(");
+		for (int i = 0; i < t->nelems; i++) {
+			used = strlen(buf);
+			if (i)
+				snprintf(buf + used, len - used, ", ");
+			used = strlen(buf);
+			fmt_type(buf + used, len - used, t->elems[i]);
+		}
+		used = strlen(buf);
+		snprintf(buf + used, len - used, ")");
+		return;
+	}
+}
+
+const char *type_str(const struct type *t)
+{
+	static char bufs[4][256];
+	static int next;
+	char *b = bufs[next++ & 3];
+
+	fmt_type(b, sizeof(bufs[0]), t);
+	return b;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Diagnostics: "FILE:LINE:COL: error: MESSAGE", the source line, and a
+ * caret under the column.  Every error in the front end and compiler goes
+ * through here, so the format is the same everywhere.
+ */
+#ifndef GT_DIAG_H
+#define GT_DIAG_H
+
+#include <stdarg.h>
+
+struct loc {
+	int line;	/* 1-based; 0 = no location */
+	int col;	/* 1-based */
+};
+
+struct source {
+	const char *name;	/* file name, or "stdin" for -e and - */
+	const char *text;
+	unsigned long len;
+};
+
+void diag_set_source(const struct source *src);
+const struct source *diag_source(void);
+
+__attribute__((format(printf, 2, 3)))
+void diag_error(struct loc loc, const char *fmt, ...);
+__attribute__((format(printf, 2, 3)))
+void diag_warn(struct loc loc, const char *fmt, ...);
+void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap);
+
+/* Number of errors reported since the last diag_reset(). */
+int diag_errors(void);
+void diag_reset(void);
+
+#endif

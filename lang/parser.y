@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/* Grammar of the gputrace language: bpftrace's, for the parts in SPEC §2. */
+%define api.prefix {gt_yy}
+%define parse.error verbose
+%locations
+%expect 0
+
+%code requires {
+#include <stdint.h>
+#include "lang/ast.h"
+}
+
+%code {
+#include "lang/lex.h"
+
+static struct program *result;
+static int lex_failed;
+
+static struct loc L(GT_YYLTYPE l)
+{
+	return (struct loc){ l.first_line, l.first_column };
+}
+
+static struct node *mk(enum node_kind k, GT_YYLTYPE l)
+{
+	return ast_node(k, L(l));
+}
+
+static struct node *bin(int op, struct node *a, struct node *b, GT_YYLTYPE l)
+{
+	struct node *n = mk(N_BINOP, l);
+
+	n->op = op;
+	n->a = a;
+	n->b = b;
+	return n;
+}
+
+static struct node *un(int op, struct node *a, GT_YYLTYPE l)
+{
+	struct node *n = mk(N_UNOP, l);
+
+	n->op = op;
+	n->a = a;
+	return n;
+}
+
+static struct node *assign(int op, struct node *lv, struct node *v, GT_YYLTYPE l)
+{
+	struct node *n = mk(N_ASSIGN, l);
+
+	n->op = op;
+	n->a = lv;
+	n->b = v;
+	return n;
+}
+
+static struct node *incdec(int op, bool post, struct node *lv, GT_YYLTYPE l)
+{
+	struct node *n = mk(N_INCDEC, l);
+
+	n->op = op;
+	n->post = post;
+	n->a = lv;
+	return n;
+}
+
+static void gt_yyerror(const char *msg)
+{
+	if (lex_failed)
+		return;
+	diag_error(L(gt_yylloc), "%s", msg);
+}
+
+static int yylex_wrap(void)
+{
+	int t = gt_yylex();
+
+	if (t == LEX_ERROR)
+		lex_failed = 1;
+	return t;
+}
+#define gt_yylex yylex_wrap
+}
+
+%union {
+	uint64_t ival;
+	struct { char *s; size_t len; } str;
+	struct node *node;
+	struct attach *ap;
+	struct clause *clause;
+	int op;
+}
+
+%token <ival> INT POSPARAM
+%token <str> STR IDENT MAP VAR AP
+%token ARGC IF ELSE UNROLL RETURN ENDPRED LEX_ERROR
+%token EQ NE LE GE LAND LOR SHL SHR INC DEC
+%token ADD_ASSIGN SUB_ASSIGN MUL_ASSIGN DIV_ASSIGN MOD_ASSIGN
+%token AND_ASSIGN OR_ASSIGN XOR_ASSIGN SHL_ASSIGN SHR_ASSIGN
+
+%type <clause> clauses clause
+%type <ap> aps
+%type <node> pred block stmts stmt simple_stmt block_stmt else_part
+%type <node> expr ternary lor land bor bxor band equality relation shift
+%type <node> additive mult unary postfix primary map var args opt_args
+%type <op> compound_op
+
+%start program
+
+%%
+
+program:
+	clauses			{ result->clauses = $1; }
+	;
+
+clauses:
+	clause			{ $$ = $1; }
+	| clause clauses	{ $1->next = $2; $$ = $1; }
+	;
+
+clause:
+	aps pred block {
+		$$ = ast_alloc(sizeof(*$$));
+		$$->aps = $1;
+		$$->pred = $2;
+		$$->body = $3;
+		$$->loc = $1->loc;
+		$$->index = result->nclauses++;
+	}
+	;
+
+aps:
+	AP {
+		$$ = ast_alloc(sizeof(*$$));
+		$$->text = $1.s;
+		$$->loc = L(@1);
+	}
+	| AP ',' aps {
+		$$ = ast_alloc(sizeof(*$$));
+		$$->text = $1.s;
+		$$->loc = L(@1);
+		$$->next = $3;
+	}
+	;
+
+pred:
+	%empty			{ $$ = NULL; }
+	| '/' expr ENDPRED	{ $$ = $2; }
+	;
+
+block:
+	'{' stmts '}'		{ $$ = mk(N_BLOCK, @1); $$->args = $2; }
+	;
+
+/* Statements are separated by ';'; if/unroll blocks need none after them. */
+stmts:
+	%empty			{ $$ = NULL; }
+	| simple_stmt		{ $$ = $1; }
+	| simple_stmt ';' stmts	{ $1->next = $3; $$ = $1; }
+	| block_stmt stmts	{ $1->next = $2; $$ = $1; }
+	;
+
+block_stmt:
+	IF '(' expr ')' block else_part {
+		$$ = mk(N_IF, @1);
+		$$->a = $3;
+		$$->b = $5;
+		$$->c = $6;
+	}
+	| UNROLL '(' INT ')' block {
+		$$ = mk(N_UNROLL, @1);
+		$$->ival = $3;
+		$$->b = $5;
+		$$->a = mk(N_INT, @3);
+		$$->a->ival = $3;
+	}
+	;
+
+else_part:
+	%empty			{ $$ = NULL; }
+	| ELSE block		{ $$ = $2; }
+	| ELSE block_stmt	{
+		if ($2->kind != N_IF) {
+			diag_error($2->loc, "expected 'if' or a block after 'else'");
+			YYERROR;
+		}
+		$$ = $2;
+	}
+	;
+
+simple_stmt:
+	stmt			{ $$ = $1; }
+	;
+
+stmt:
+	expr			{ $$ = mk(N_EXPR_STMT, @1); $$->a = $1; }
+	| map '=' expr		{ $$ = assign(-1, $1, $3, @2); }
+	| var '=' expr		{ $$ = assign(-1, $1, $3, @2); }
+	| map compound_op expr	{ $$ = assign($2, $1, $3, @2); }
+	| var compound_op expr	{ $$ = assign($2, $1, $3, @2); }
+	| RETURN		{ $$ = mk(N_RETURN, @1); }
+	;
+
+compound_op:
+	ADD_ASSIGN		{ $$ = B_ADD; }
+	| SUB_ASSIGN		{ $$ = B_SUB; }
+	| MUL_ASSIGN		{ $$ = B_MUL; }
+	| DIV_ASSIGN		{ $$ = B_DIV; }
+	| MOD_ASSIGN		{ $$ = B_MOD; }
+	| AND_ASSIGN		{ $$ = B_AND; }
+	| OR_ASSIGN		{ $$ = B_OR; }
+	| XOR_ASSIGN		{ $$ = B_XOR; }
+	| SHL_ASSIGN		{ $$ = B_SHL; }
+	| SHR_ASSIGN		{ $$ = B_SHR; }
+	;
+
+expr:
+	ternary			{ $$ = $1; }
+	;
+
+ternary:
+	lor			{ $$ = $1; }
+	| lor '?' expr ':' ternary {
+		$$ = mk(N_TERNARY, @2);
+		$$->a = $1;
+		$$->b = $3;
+		$$->c = $5;
+	}
+	;
+
+lor:	land | lor LOR land		{ $$ = bin(B_LOR, $1, $3, @2); } ;
+land:	bor | land LAND bor		{ $$ = bin(B_LAND, $1, $3, @2); } ;
+bor:	bxor | bor '|' bxor		{ $$ = bin(B_OR, $1, $3, @2); } ;
+bxor:	band | bxor '^' band		{ $$ = bin(B_XOR, $1, $3, @2); } ;
+band:	equality | band '&' equality	{ $$ = bin(B_AND, $1, $3, @2); } ;
+
+equality:
+	relation
+	| equality EQ relation		{ $$ = bin(B_EQ, $1, $3, @2); }
+	| equality NE relation		{ $$ = bin(B_NE, $1, $3, @2); }
+	;
+
+relation:
+	shift
+	| relation '<' shift		{ $$ = bin(B_LT, $1, $3, @2); }
+	| relation '>' shift		{ $$ = bin(B_GT, $1, $3, @2); }
+	| relation LE shift		{ $$ = bin(B_LE, $1, $3, @2); }
+	| relation GE shift		{ $$ = bin(B_GE, $1, $3, @2); }
+	;
+
+shift:
+	additive
+	| shift SHL additive		{ $$ = bin(B_SHL, $1, $3, @2); }
+	| shift SHR additive		{ $$ = bin(B_SHR, $1, $3, @2); }
+	;
+
+additive:
+	mult
+	| additive '+' mult		{ $$ = bin(B_ADD, $1, $3, @2); }
+	| additive '-' mult		{ $$ = bin(B_SUB, $1, $3, @2); }
+	;
+
+mult:
+	unary
+	| mult '*' unary		{ $$ = bin(B_MUL, $1, $3, @2); }
+	| mult '/' unary		{ $$ = bin(B_DIV, $1, $3, @2); }
+	| mult '%' unary		{ $$ = bin(B_MOD, $1, $3, @2); }
+	;
+
+unary:
+	postfix
+	| '-' unary			{ $$ = un(U_NEG, $2, @1); }
+	| '!' unary			{ $$ = un(U_LNOT, $2, @1); }
+	| '~' unary			{ $$ = un(U_BNOT, $2, @1); }
+	| INC map			{ $$ = incdec(B_ADD, false, $2, @1); }
+	| DEC map			{ $$ = incdec(B_SUB, false, $2, @1); }
+	| INC var			{ $$ = incdec(B_ADD, false, $2, @1); }
+	| DEC var			{ $$ = incdec(B_SUB, false, $2, @1); }
+	;
+
+postfix:
+	primary
+	| map INC			{ $$ = incdec(B_ADD, true, $1, @2); }
+	| map DEC			{ $$ = incdec(B_SUB, true, $1, @2); }
+	| var INC			{ $$ = incdec(B_ADD, true, $1, @2); }
+	| var DEC			{ $$ = incdec(B_SUB, true, $1, @2); }
+	| postfix '.' INT {
+		$$ = mk(N_TUPLE_IDX, @3);
+		$$->a = $1;
+		$$->ival = $3;
+	}
+	;
+
+primary:
+	INT				{ $$ = mk(N_INT, @1); $$->ival = $1; }
+	| STR {
+		$$ = mk(N_STR, @1);
+		$$->str = $1.s;
+		$$->slen = $1.len;
+	}
+	| IDENT				{ $$ = mk(N_BUILTIN, @1); $$->str = $1.s; }
+	| IDENT '(' opt_args ')' {
+		$$ = mk(N_CALL, @1);
+		$$->str = $1.s;
+		$$->args = $3;
+		$$->nargs = ast_count($3);
+	}
+	| POSPARAM			{ $$ = mk(N_POSARG, @1); $$->ival = $1; }
+	| ARGC				{ $$ = mk(N_ARGC, @1); }
+	| map				{ $$ = $1; }
+	| var				{ $$ = $1; }
+	| '(' expr ')'			{ $$ = $2; }
+	| '(' expr ',' args ')' {
+		$$ = mk(N_TUPLE, @1);
+		$2->next = $4;
+		$$->args = $2;
+		$$->nargs = ast_count($2);
+	}
+	;
+
+map:
+	MAP				{ $$ = mk(N_MAP, @1); $$->str = $1.s; }
+	| MAP '[' args ']' {
+		$$ = mk(N_MAP, @1);
+		$$->str = $1.s;
+		$$->args = $3;
+		$$->nargs = ast_count($3);
+	}
+	;
+
+var:
+	VAR				{ $$ = mk(N_VAR, @1); $$->str = $1.s; }
+	;
+
+opt_args:
+	%empty				{ $$ = NULL; }
+	| args				{ $$ = $1; }
+	;
+
+args:
+	expr				{ $$ = $1; }
+	| expr ',' args			{ $1->next = $3; $$ = $1; }
+	;
+
+%%
+
+int ast_parse(const struct source *src, struct program **prog)
+{
+	int err;
+
+	diag_set_source(src);
+	result = ast_alloc(sizeof(*result));
+	lex_failed = 0;
+	lex_start(src->text, src->len);
+	err = gt_yyparse();
+	lex_end();
+	if (err || diag_errors()) {
+		*prog = NULL;
+		return -22;	/* -EINVAL */
+	}
+	*prog = result;
+	return 0;
+}

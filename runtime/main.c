@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/* gputrace: the command line. */
+#include <errno.h>
+#include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler/bpf_disasm.h"
+#include "compiler/codegen.h"
+#include "compiler/sema.h"
+#include "lang/ast.h"
+#include "probes/provider.h"
+#include "runtime/session.h"
+
+#define GT_VERSION "0.1.0"
+
+enum {
+	D_AST = 1, D_TYPES = 2, D_EBPF = 4, D_PTX = 8, D_VERIFIER = 16,
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: gputrace [OPTIONS] FILE [ARGS...]\n"
+	      "       gputrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
+	      "       gputrace [OPTIONS] -            (program from stdin)\n"
+	      "       gputrace -l [PATTERN]\n"
+	      "\n"
+	      "options:\n"
+	      "  -e PROGRAM     the program text\n"
+	      "  -p PID         trace a running process\n"
+	      "  -c 'CMD ARGS'  start CMD, trace it, exit when it exits\n"
+	      "  -l [PATTERN]   list probes\n"
+	      "  -f text|json   output format (default text)\n"
+	      "  -o FILE        write output to FILE\n"
+	      "  -q             quiet: no \"Attaching N probes\" line\n"
+	      "  -v             verbose\n"
+	      "  -d STAGE       dump ast, types, ebpf, ptx, verifier or all\n"
+	      "  --dry-run      compile and verify, attach nothing\n"
+	      "  -V, --version  version\n"
+	      "  -h, --help     this help\n", f);
+}
+
+/* Read all of F into a NUL-terminated malloc'd buffer. */
+static char *slurp(FILE *f, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+
+		n += r;
+		if (r == 0)
+			break;
+		if (n + 1 == cap) {
+			char *b = realloc(buf, cap * 2);
+
+			if (!b) {
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+			cap *= 2;
+		}
+	}
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}
+
+static int parse_dump(const char *s, unsigned *dump)
+{
+	static const struct { const char *n; unsigned v; } st[] = {
+		{ "ast", D_AST }, { "types", D_TYPES }, { "ebpf", D_EBPF },
+		{ "ptx", D_PTX }, { "verifier", D_VERIFIER },
+		{ "all", D_AST | D_TYPES | D_EBPF | D_PTX | D_VERIFIER },
+	};
+
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (!strcmp(s, st[i].n)) {
+			*dump |= st[i].v;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void dump_ebpf(FILE *f, const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		fprintf(f, "Program %d: %s (%zu insns)\n", i,
+			obj->progs[i].probe->name, obj->progs[i].ninsns);
+		bpf_disasm(f, obj->progs[i].insns, obj->progs[i].ninsns);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "dry-run", no_argument, NULL, 'D' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *prog_text = NULL, *outfile = NULL, *fmt = "text";
+	struct session_opts sopts = { 0 };
+	struct source src = { 0 };
+	struct program *prog = NULL;
+	struct unit *u = NULL;
+	struct gt_object obj = { 0 };
+	struct out o = { 0 };
+	bool dry_run = false, have_obj = false;
+	unsigned dump = 0;
+	char *text = NULL;
+	int c, ret = 1;
+
+	setlocale(LC_CTYPE, "");
+	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			prog_text = optarg;
+			break;
+		case 'p':
+		case 'c':
+		case 'l':
+			fprintf(stderr, "gputrace: -%c is not available in this build yet\n", c);
+			return 1;
+		case 'f':
+			fmt = optarg;
+			if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
+				fprintf(stderr, "gputrace: -f: unknown format '%s' (text or json)\n", fmt);
+				return 1;
+			}
+			break;
+		case 'o':
+			outfile = optarg;
+			break;
+		case 'q':
+			sopts.quiet = true;
+			break;
+		case 'v':
+			sopts.verbose = true;
+			break;
+		case 'd':
+			if (parse_dump(optarg, &dump)) {
+				fprintf(stderr, "gputrace: -d: unknown stage '%s' (ast, types, ebpf, ptx, verifier, all)\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'D':
+			dry_run = true;
+			break;
+		case 'V':
+			printf("gputrace v%s\n", GT_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (prog_text) {
+		src.name = "stdin";
+		src.text = prog_text;
+		src.len = strlen(prog_text);
+	} else if (optind < argc) {
+		const char *path = argv[optind++];
+		FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+
+		if (!f) {
+			fprintf(stderr, "gputrace: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		text = slurp(f, &src.len);
+		if (f != stdin)
+			fclose(f);
+		if (!text) {
+			fprintf(stderr, "gputrace: %s: cannot read\n", path);
+			return 1;
+		}
+		src.name = strcmp(path, "-") ? path : "stdin";
+		src.text = text;
+	} else {
+		usage(stderr);
+		return 1;
+	}
+	o.fmt = strcmp(fmt, "json") ? OUT_TEXT : OUT_JSON;
+	o.f = stdout;
+	o.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	if (outfile) {
+		o.f = fopen(outfile, "w");
+		if (!o.f) {
+			fprintf(stderr, "gputrace: %s: %s\n", outfile, strerror(errno));
+			goto out;
+		}
+	}
+	if (ast_parse(&src, &prog))
+		goto out;
+	if (dump & D_AST)
+		ast_dump(stdout, prog);
+	if (sema_check(prog, argv + optind, argc - optind, &u))
+		goto out;
+	if (dump & D_TYPES)
+		sema_dump(stdout, u);
+	struct cg_opts copts = { .start_ns = mono_ns() };
+
+	have_obj = true;
+	if (cg_build(u, &copts, &obj))
+		goto out;
+	if (dump & D_EBPF)
+		dump_ebpf(stdout, &obj);
+	if (dry_run) {
+		ret = 0;
+		goto out;
+	}
+	ret = session_run(u, &obj, &o, &sopts);
+out:
+	if (o.f && o.f != stdout)
+		fclose(o.f);
+	fflush(stdout);
+	if (have_obj)
+		cg_free(&obj);
+	unit_free(u);
+	ast_free_all();
+	free(text);
+	return ret;
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "probes/provider.h"
+#include "runtime/fmt.h"
+#include "runtime/maps.h"
+#include "runtime/session.h"
+
+struct session {
+	struct unit *u;
+	struct gt_object *obj;
+	struct out *o;
+	bool exiting;
+	int exit_code;
+	uint64_t lost_seen;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = 1;
+}
+
+static void print_map(struct session *s, int idx, uint32_t top, uint32_t div)
+{
+	struct out_map om;
+
+	if (maps_read(s->obj, idx, &om) == -E2BIG)
+		fprintf(stderr, "gputrace: %s: too many entries to read\n", om.name);
+	if (top || div)
+		out_map_top(s->o, &om, top, div);
+	else
+		out_map(s->o, &om);
+	maps_out_free(&om);
+}
+
+static void do_printf(struct session *s, const struct event_desc *ev,
+		      const uint8_t *p)
+{
+	const struct type *t = ev->args;
+	struct fmt_arg args[32];
+	char *text = NULL;
+	int len;
+
+	for (int i = 0; i < t->nelems; i++) {
+		const uint8_t *a = p + t->offsets[i];
+
+		args[i].s = NULL;
+		args[i].i = 0;
+		if (t->elems[i]->kind == T_STR) {
+			args[i].type = FMT_STR;
+			args[i].s = (const char *)a;
+		} else {
+			args[i].type = t->elems[i]->is_signed ? FMT_INT : FMT_UINT;
+			memcpy(&args[i].i, a, 8);
+		}
+	}
+	len = fmt_render(ev->fmt, args, t->nelems, &text);
+	if (len >= 0)
+		out_printf(s->o, text, len);
+	free(text);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const uint8_t *p = data;
+	const struct event_desc *ev;
+	uint64_t id;
+
+	if (size < 8)
+		return 0;
+	memcpy(&id, p, 8);
+	if (id >= (uint64_t)s->u->nevents)
+		return 0;
+	ev = &s->u->events[id];
+	p += 8;
+	/* bpftrace ignores everything after exit() was seen */
+	if (s->exiting)
+		return 0;
+	switch (ev->kind) {
+	case EV_PRINTF:
+		do_printf(s, ev, p);
+		break;
+	case EV_TIME: {
+		char *t = fmt_time(ev->fmt);
+
+		if (t)
+			out_time(s->o, t);
+		free(t);
+		break;
+	}
+	case EV_PRINT_MAP:
+		print_map(s, ev->map->index, ev->top, ev->div);
+		break;
+	case EV_PRINT_VAL: {
+		struct out_val v;
+
+		maps_decode(ev->args->elems[0], p, &v);
+		out_value(s->o, &v);
+		maps_val_free(&v);
+		break;
+	}
+	case EV_CLEAR:
+		maps_clear(s->obj, ev->map->index);
+		break;
+	case EV_ZERO:
+		maps_zero(s->obj, ev->map->index);
+		break;
+	case EV_EXIT: {
+		int64_t code;
+
+		memcpy(&code, p, 8);
+		s->exiting = true;
+		s->exit_code = (int)code;
+		break;
+	}
+	}
+	fflush(s->o->f);
+	return 0;
+}
+
+static void report_lost(struct session *s)
+{
+	int fd = s->obj->maps[cg_lost_map(s->u)].fd;
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v = calloc(ncpu, sizeof(*v)), total = 0;
+	uint32_t key = 0;
+
+	if (v && !bpf_map_lookup_elem(fd, &key, v)) {
+		for (int i = 0; i < ncpu; i++)
+			total += v[i];
+		if (total > s->lost_seen)
+			out_lost(s->o, total - s->lost_seen);
+		s->lost_seen = total;
+	}
+	free(v);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct map_sym *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+static void print_all_maps(struct session *s)
+{
+	struct map_sym **ms = calloc(s->u->nmaps + 1, sizeof(*ms));
+	int n = 0;
+
+	if (!ms)
+		return;
+	for (struct map_sym *m = s->u->maps; m; m = m->next)
+		if (m->host)
+			ms[n++] = m;
+	qsort(ms, n, sizeof(*ms), cmp_name);
+	out_exit_begin(s->o);
+	for (int i = 0; i < n; i++)
+		print_map(s, ms[i]->index, 0, 0);
+	free(ms);
+}
+
+/* Run the programs of every BEGIN (or END) probe, in clause order. */
+static int fire_all(struct session *s, const struct provider *prov,
+		    struct ring_buffer *rb)
+{
+	for (int i = 0; i < s->obj->nprogs; i++) {
+		struct gt_bpf_prog *p = &s->obj->progs[i];
+
+		if (p->probe->prov != prov || !prov->fire)
+			continue;
+		if (prov->fire(p->probe) < 0) {
+			fprintf(stderr, "gputrace: could not run %s\n", prov->name);
+			return -1;
+		}
+		ring_buffer__consume(rb);
+	}
+	return 0;
+}
+
+int session_run(struct unit *u, struct gt_object *obj, struct out *o,
+		const struct session_opts *opts)
+{
+	struct session s = { .u = u, .obj = obj, .o = o };
+	struct ring_buffer *rb = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[4096];
+	int nattached = 0, ret = 1;
+
+	if (gt_object_load(obj, err, sizeof(err))) {
+		fprintf(stderr, "gputrace: %s\n", err);
+		return 1;
+	}
+	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, on_event, &s, NULL);
+	if (!rb) {
+		fprintf(stderr, "gputrace: cannot open the event ring buffer: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < obj->nprogs; i++) {
+		struct probe *p = obj->progs[i].probe;
+
+		if (p->prov->attach(p, obj->progs[i].fd, err, sizeof(err))) {
+			fprintf(stderr, "gputrace: %s: %s\n", p->name, err);
+			goto detach;
+		}
+		nattached++;
+		if (opts->verbose)
+			fprintf(stderr, "gputrace: attached %s\n", p->name);
+	}
+	if (!opts->quiet)
+		out_attached(o, nattached);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (fire_all(&s, &provider_begin, rb))
+		goto detach;
+	while (!s.exiting && !interrupted) {
+		int n = ring_buffer__poll(rb, 100);
+
+		if (n < 0 && n != -EINTR) {
+			fprintf(stderr, "gputrace: polling events: %s\n", strerror(-n));
+			break;
+		}
+		report_lost(&s);
+	}
+	ret = 0;
+detach:
+	for (int i = 0; i < nattached; i++) {
+		struct probe *p = obj->progs[i].probe;
+
+		if (p->prov->detach)
+			p->prov->detach(p);
+	}
+	if (ret == 0) {
+		ring_buffer__consume(rb);
+		/* END runs even after exit(); its own exit() is moot */
+		bool was = s.exiting;
+
+		s.exiting = false;
+		fire_all(&s, &provider_end, rb);
+		s.exiting = was;
+		report_lost(&s);
+		print_all_maps(&s);
+		ret = s.exit_code;
+	}
+out:
+	ring_buffer__free(rb);
+	gt_object_unload(obj);
+	return ret;
+}

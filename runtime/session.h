@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a compiled program: load, attach, BEGIN, the event loop that
+ * serves printf/print/clear/exit events, detach, END, the exit dump.
+ */
+#ifndef GT_SESSION_H
+#define GT_SESSION_H
+
+#include <stdbool.h>
+
+#include "compiler/codegen.h"
+#include "runtime/output.h"
+
+struct session_opts {
+	bool quiet;
+	bool verbose;
+};
+
+/* Returns the program's exit status (exit(N)), or 1 on error. */
+int session_run(struct unit *u, struct gt_object *obj, struct out *o,
+		const struct session_opts *opts);
+
+#endif
