@@ -6,7 +6,7 @@ CC       ?= gcc
 BUILD    ?= build
 PKGS     := libbpf libelf zlib libedit
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	    -MMD -MP -I. -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libbpf, libelf, zlib, zstd, lz4 and libedit are linked statically so the
 # binary runs on the device machine, which has no package registry.
@@ -23,10 +23,17 @@ MAIN_OBJ := $(BUILD)/runtime/main.o
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/gputrace
+.DEFAULT_GOAL := all
+
+# Fragments owned by their modules (test programs, the device runtime and
+# agent): they add to EXTRA_OBJS, EXTRA_UNIT_DEPS and their own rules.
+-include tests/progs/progs.mk
+-include runtime/agent/agent.mk
+
+all: $(BUILD)/gputrace $(EXTRA_ALL)
 
 $(BUILD)/gputrace: $(MAIN_OBJ) $(BUILD)/libgputrace.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libgputrace.a: $(OBJS)
 	@rm -f $@
@@ -34,10 +41,10 @@ $(BUILD)/libgputrace.a: $(OBJS)
 
 $(BUILD)/%.o: %.c | $(GEN_C)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
 
 $(BUILD)/lang/%.o: $(BUILD)/lang/%.c
-	$(CC) $(CFLAGS) -Ilang -Wno-unused-function -c -o $@ $<
+	$(CC) $(CFLAGS) $(XCFLAGS) -Ilang -Wno-unused-function -c -o $@ $<
 
 $(BUILD)/lang/parser.c: $(YACC_SRC)
 	@mkdir -p $(dir $@)
@@ -51,9 +58,9 @@ $(BUILD)/lang/lexer.c: $(LEX_SRC) $(BUILD)/lang/parser.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgputrace.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-units: $(UNIT_BIN)
+units: $(UNIT_BIN) $(EXTRA_UNIT_DEPS)
 
 # AddressSanitizer build used by the test suite.
 asan:

@@ -20,6 +20,7 @@
 enum {
 	H_MAP_LOOKUP = 1, H_MAP_UPDATE = 2, H_MAP_DELETE = 3,
 	H_KTIME = 5, H_CPU = 8, H_PID_TGID = 14, H_UID_GID = 15, H_COMM = 16,
+	H_PROBE_READ_USER = 112, H_PROBE_READ_USER_STR = 114,
 	H_RINGBUF_OUTPUT = 130,
 };
 
@@ -189,11 +190,35 @@ static void gen_map_read(struct cg *g, struct node *n, int dst)
 	g->sp = save;
 }
 
+/* A provider-specific builtin: 0 when SRC was filled. */
+static int provider_src(struct cg *g, const char *name, struct builtin_src *src)
+{
+	const struct provider *prov = g->probe->prov;
+
+	if (!prov->builtin_src)
+		return -ENOENT;
+	return prov->builtin_src(g->probe, name, src);
+}
+
 static void gen_builtin_int(struct cg *g, struct node *n)
 {
 	const char *b = n->str;
+	struct builtin_src src;
 
-	if (!strcmp(b, "pid") || !strcmp(b, "tid")) {
+	if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_6, src.off));
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_USTACK_U64) {
+		int save = g->sp, t = stack_alloc(g, 8);
+
+		emit(g, I_ST(BPF_DW, BPF_REG_10, t, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.sp_off));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.off));
+		stack_ptr(g, BPF_REG_1, t);
+		emit(g, I_MOV64_IMM(BPF_REG_2, 8));
+		emit(g, I_CALL(H_PROBE_READ_USER));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, t));
+		g->sp = save;
+	} else if (!strcmp(b, "pid") || !strcmp(b, "tid")) {
 		emit(g, I_CALL(H_PID_TGID));
 		if (b[0] == 'p')
 			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
@@ -295,8 +320,7 @@ static void gen_binop(struct cg *g, struct node *n)
 	if (n->op < B_EQ) {
 		int op = alu[n->op];
 
-		if (op == BPF_RSH && n->a->type->is_signed)
-			op = BPF_ARSH;
+		/* bpftrace 0.17 shifts right logically, signed or not */
 		emit(g, I_ALU64_REG(op, BPF_REG_0, BPF_REG_1));
 		return;
 	}
@@ -444,8 +468,19 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 		store_bytes(g, dst, s, strnlen(s, GT_STRLEN - 1), GT_STRLEN);
 		break;
 	}
-	case N_BUILTIN:
-		if (!strcmp(n->str, "comm")) {
+	case N_BUILTIN: {
+		struct builtin_src src;
+
+		if (!provider_src(g, n->str, &src) && src.kind == BSRC_STR) {
+			store_bytes(g, dst, src.str, strnlen(src.str, GT_STRLEN - 1),
+				    GT_STRLEN);
+		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_CTX_STR) {
+			zero_mem(g, dst, GT_STRLEN);
+			stack_ptr(g, BPF_REG_1, dst);
+			emit(g, I_MOV64_IMM(BPF_REG_2, GT_STRLEN));
+			emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
+			emit(g, I_CALL(H_PROBE_READ_USER_STR));
+		} else if (!strcmp(n->str, "comm")) {
 			zero_mem(g, dst, GT_STRLEN);
 			stack_ptr(g, BPF_REG_1, dst);
 			emit(g, I_MOV64_IMM(BPF_REG_2, 16));
@@ -459,6 +494,7 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			g->failed = true;
 		}
 		break;
+	}
 	case N_VAR:
 		copy_mem(g, BPF_REG_10, ((struct var_sym *)n->sym)->slot, dst,
 			 n->type->size);
@@ -561,15 +597,15 @@ static void gen_call(struct cg *g, struct node *n)
 static void gen_log2(struct cg *g)
 {
 	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
-	emit(g, I_JMP_IMM(BPF_JSLT, BPF_REG_1, 0, 12));
+	emit(g, I_JMP_IMM(BPF_JSLT, BPF_REG_1, 0, 18));
 	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
-	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 10));
+	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 16));
 	emit(g, I_MOV64_IMM(BPF_REG_0, 2));
 	for (int i = 4; i >= 0; i--) {
 		int k = 1 << i;
 
-		/* three instructions per step; the last step jumps over none */
-		emit(g, I_JMP_IMM(BPF_JLT, BPF_REG_1, (int32_t)(1u << k) ? (int32_t)(1u << k) : 0, 2));
+		/* three instructions per step */
+		emit(g, I_JMP_IMM(BPF_JLT, BPF_REG_1, 1 << k, 2));
 		emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_1, k));
 		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_0, k));
 	}
@@ -790,6 +826,14 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	}
 	vars_start = g->sp;
 	(void)vars_start;
+	if (g->probe->target_pid && g->probe->prov->pid_filter) {
+		/* -p PID: other processes leave at once */
+		emit(g, I_CALL(H_PID_TGID));
+		emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+		emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, g->probe->target_pid, 2));
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		emit(g, I_EXIT());
+	}
 	if (cl->pred) {
 		gen_int(g, cl->pred);
 		if (g->nrets == g->caprets) {

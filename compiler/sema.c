@@ -173,7 +173,8 @@ static bool const_int(struct node *n, int64_t *v)
 }
 
 /* @m[k] = AGG(args): the only place an aggregation may appear. */
-static void check_agg(struct ctx *c, struct map_sym *m, struct node *call)
+static void check_agg(struct ctx *c, struct map_sym *m, struct node *call,
+		      struct loc lvloc)
 {
 	int agg = agg_lookup(call->str);
 	int want = agg == AGG_COUNT ? 0 : agg == AGG_LHIST ? 4 : 1;
@@ -241,7 +242,7 @@ static void check_agg(struct ctx *c, struct map_sym *m, struct node *call)
 		m->lstep = v[2];
 	}
 	call->type = type_agg(agg, sgn);
-	map_set_val(c, m, call->type, call->loc);
+	map_set_val(c, m, call->type, lvloc);
 }
 
 static bool builtin_known(const char *name)
@@ -364,9 +365,11 @@ static struct type *check_printf(struct ctx *c, struct node *n)
 	if (fmt_check(f->str, tys, args->nelems, msg, sizeof(msg), &off)) {
 		struct loc l = f->loc;
 
-		/* point at the conversion: +1 for the opening quote */
+		/* point at the conversion (+1 for the quote), or the call */
 		if (off >= 0)
 			l.col += 1 + off;
+		else
+			l = n->loc;
 		err(c, l, "%s", msg);
 		return NULL;
 	}
@@ -523,7 +526,7 @@ static struct type *check_binop(struct ctx *c, struct node *n)
 	}
 	if ((n->op == B_DIV || n->op == B_MOD) && n->b->kind == N_INT &&
 	    n->b->ival == 0) {
-		err(c, n->b->loc, "division by zero");
+		err(c, n->loc, "division by zero");
 		return NULL;
 	}
 	if (n->op >= B_EQ)
@@ -702,7 +705,7 @@ static void check_assign(struct ctx *c, struct node *n)
 
 		check_key(c, lv, m);
 		mark_map(c, m);
-		check_agg(c, m, rhs);
+		check_agg(c, m, rhs, lv->loc);
 		return;
 	}
 	t = check_expr(c, rhs);
@@ -733,7 +736,7 @@ static void check_assign(struct ctx *c, struct node *n)
 				tail = &(*tail)->next;
 			*tail = v;
 		} else if (!type_same(v->type, t)) {
-			err(c, n->loc, "type mismatch for %s: assigning a value of type %s to a variable that holds %s",
+			err(c, lv->loc, "type mismatch for %s: assigning a value of type %s to a variable that holds %s",
 			    lv->str, type_str(t), type_str(v->type));
 			return;
 		}
@@ -754,7 +757,7 @@ static void check_assign(struct ctx *c, struct node *n)
 		    binop_str(n->op));
 		return;
 	}
-	map_set_val(c, m, t, n->loc);
+	map_set_val(c, m, t, lv->loc);
 	lv->type = m->val;
 }
 
@@ -805,64 +808,97 @@ static void check_block(struct ctx *c, struct node *blk)
 		check_stmt(c, s);
 }
 
-/* Split attach point text into provider and arguments; ask the provider. */
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?") != NULL;
+}
+
+/* Make the probe(s) for attach point TEXT; 0 or -EINVAL after an error. */
+static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
+		      struct loc loc, int depth)
+{
+	struct probe *p = ast_alloc(sizeof(*p));
+	char *prov = ast_strndup(text, strlen(text));
+	char *colon = strchr(prov, ':');
+	char msg[512] = "";
+	int arg = -1;
+
+	p->name = ast_strndup(text, strlen(text));
+	p->target_pid = u->target_pid;
+	p->prog_fd = -1;
+	if (colon)
+		*colon = 0;
+	p->prov = provider_find(prov);
+	if (!p->prov) {
+		diag_error(loc, "unknown probe provider '%s'", prov);
+		return -EINVAL;
+	}
+	/* the rest, split at ':' (the provider may rejoin) */
+	for (char *s = colon ? colon + 1 : NULL; s && p->nargs < 4;) {
+		char *next = strchr(s, ':');
+
+		if (next && p->nargs < 3)
+			*next++ = 0;
+		else
+			next = NULL;
+		p->args[p->nargs++] = s;
+		s = next;
+	}
+	if (p->prov->expand && has_glob(text) && depth == 0) {
+		char **names = NULL;
+		int n = p->prov->expand(p, &names, msg, sizeof(msg)), bad = 0;
+
+		if (n < 0) {
+			diag_error(loc, "%s", msg[0] ? msg : "cannot expand the probe");
+			return -EINVAL;
+		}
+		if (n == 0)
+			diag_error(loc, "no probe matches '%s'", text);
+		for (int i = 0; i < n; i++) {
+			if (!bad && make_probe(u, ci, names[i], loc, 1))
+				bad = 1;
+			free(names[i]);
+		}
+		free(names);
+		return n && !bad ? 0 : -EINVAL;
+	}
+	if (p->prov->parse && p->prov->parse(p, msg, sizeof(msg), &arg)) {
+		if (arg >= 0 && arg < p->nargs)
+			loc.col += (int)(p->args[arg] - prov);
+		diag_error(loc, "%s", msg[0] ? msg : "invalid probe");
+		return -EINVAL;
+	}
+	if (ci->nprobes == ci->cap) {
+		int cap = ci->cap ? ci->cap * 2 : 4;
+		struct probe **np = ast_alloc(cap * sizeof(*np));
+
+		if (ci->nprobes)
+			memcpy(np, ci->probes, ci->nprobes * sizeof(*np));
+		ci->probes = np;
+		ci->cap = cap;
+	}
+	if (ci->nprobes && p->prov->device != ci->device) {
+		diag_error(loc, "a clause cannot mix gpu: and host probes");
+		return -EINVAL;
+	}
+	ci->device = p->prov->device;
+	ci->probes[ci->nprobes++] = p;
+	u->nprobes++;
+	return 0;
+}
+
 static int make_probes(struct unit *u, struct clause *cl, struct clause_info *ci)
 {
-	int n = 0, bad = 0;
+	int bad = 0;
 
 	for (struct attach *a = cl->aps; a; a = a->next)
-		n++;
-	ci->probes = ast_alloc(n * sizeof(*ci->probes));
-	for (struct attach *a = cl->aps; a; a = a->next) {
-		struct probe *p = ast_alloc(sizeof(*p));
-		char *text = ast_strndup(a->text, strlen(a->text));
-		char *colon = strchr(text, ':');
-		char msg[256] = "";
-		int arg = -1;
-
-		p->name = a->text;
-		if (colon)
-			*colon = 0;
-		p->prov = provider_find(text);
-		if (!p->prov) {
-			diag_error(a->loc, "unknown probe provider '%s'", text);
+		if (make_probe(u, ci, a->text, a->loc, 0))
 			bad++;
-			continue;
-		}
-		/* the rest, split at ':' (the provider may rejoin) */
-		for (char *s = colon ? colon + 1 : NULL; s && p->nargs < 4;) {
-			char *next = strchr(s, ':');
-
-			if (next && p->nargs < 3)
-				*next++ = 0;
-			else
-				next = NULL;
-			p->args[p->nargs++] = s;
-			s = next;
-		}
-		p->prog_fd = -1;
-		if (p->prov->parse && p->prov->parse(p, msg, sizeof(msg), &arg)) {
-			struct loc l = a->loc;
-
-			if (arg >= 0 && arg < p->nargs)
-				l.col += (int)(p->args[arg] - text);
-			diag_error(l, "%s", msg[0] ? msg : "invalid probe");
-			bad++;
-			continue;
-		}
-		if (p->prov->device)
-			ci->device = true;
-		ci->probes[ci->nprobes++] = p;
-		u->nprobes++;
-	}
-	if (!bad && ci->device && ci->nprobes != n) {
-		diag_error(cl->loc, "a clause cannot mix gpu: and host probes");
-		bad++;
-	}
 	return bad ? -EINVAL : 0;
 }
 
-int sema_check(struct program *prog, char **argv, int argc, struct unit **out)
+int sema_check(struct program *prog, const struct sema_opts *opts,
+	       struct unit **out)
 {
 	struct unit *u = calloc(1, sizeof(*u));
 	struct ctx c = { .u = u };
@@ -871,8 +907,9 @@ int sema_check(struct program *prog, char **argv, int argc, struct unit **out)
 	if (!u)
 		return -ENOMEM;
 	u->prog = prog;
-	u->argv = argv;
-	u->argc = argc;
+	u->argv = opts->argv;
+	u->argc = opts->argc;
+	u->target_pid = opts->target_pid;
 	u->clauses = ast_alloc(prog->nclauses * sizeof(*u->clauses));
 	for (struct clause *cl = prog->clauses; cl; cl = cl->next)
 		make_probes(u, cl, &u->clauses[cl->index]);

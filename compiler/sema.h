@@ -55,7 +55,7 @@ struct event_desc {
 
 struct clause_info {
 	struct probe **probes;
-	int nprobes;
+	int nprobes, cap;
 	bool device;
 	struct var_sym *vars;
 };
@@ -70,10 +70,18 @@ struct unit {
 	int nprobes;
 	char **argv;			/* positional parameters $1.. */
 	int argc;
+	int target_pid;			/* -p PID, 0 for none */
+};
+
+struct sema_opts {
+	char **argv;
+	int argc;
+	int target_pid;
 };
 
 /* Check PROG; 0 or -EINVAL after reporting every error through diag. */
-int sema_check(struct program *prog, char **argv, int argc, struct unit **out);
+int sema_check(struct program *prog, const struct sema_opts *opts,
+	       struct unit **out);
 void unit_free(struct unit *u);
 /* -d types */
 void sema_dump(FILE *f, const struct unit *u);

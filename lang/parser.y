@@ -92,12 +92,16 @@ static int yylex_wrap(void)
 	int op;
 }
 
-%token <ival> INT POSPARAM
-%token <str> STR IDENT MAP VAR AP
-%token ARGC IF ELSE UNROLL RETURN ENDPRED LEX_ERROR
-%token EQ NE LE GE LAND LOR SHL SHR INC DEC
-%token ADD_ASSIGN SUB_ASSIGN MUL_ASSIGN DIV_ASSIGN MOD_ASSIGN
-%token AND_ASSIGN OR_ASSIGN XOR_ASSIGN SHL_ASSIGN SHR_ASSIGN
+%token <ival> INT "integer" POSPARAM "positional parameter"
+%token <str> STR "string" IDENT "identifier" MAP "map" VAR "variable"
+%token <str> AP "probe"
+%token ARGC "$#" IF "if" ELSE "else" UNROLL "unroll" RETURN "return"
+%token ENDPRED "end of predicate" LEX_ERROR "invalid token"
+%token EQ "==" NE "!=" LE "<=" GE ">=" LAND "&&" LOR "||" SHL "<<" SHR ">>"
+%token INC "++" DEC "--"
+%token ADD_ASSIGN "+=" SUB_ASSIGN "-=" MUL_ASSIGN "*=" DIV_ASSIGN "/="
+%token MOD_ASSIGN "%=" AND_ASSIGN "&=" OR_ASSIGN "|=" XOR_ASSIGN "^="
+%token SHL_ASSIGN "<<=" SHR_ASSIGN ">>="
 
 %type <clause> clauses clause
 %type <ap> aps

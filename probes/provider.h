@@ -15,14 +15,39 @@
 
 struct provider;
 
+/*
+ * Where the value of a provider-specific builtin (argN, retval, func,
+ * kernel, size...) comes from; the code generator turns it into loads.
+ */
+enum bsrc_kind {
+	BSRC_CTX_U64,		/* *(u64 *)(ctx + off) */
+	BSRC_USTACK_U64,	/* *(u64 *)(user sp + off), sp from ctx + sp_off */
+	BSRC_STR,		/* the constant string str */
+	BSRC_CTX_STR,		/* user string at the address *(u64 *)(ctx + off) */
+};
+
+struct builtin_src {
+	enum bsrc_kind kind;
+	int off;
+	int sp_off;		/* BSRC_USTACK_U64: offset of sp in ctx */
+	const char *str;
+};
+
 /* One attach point, after the probe list and its wildcards are expanded. */
 struct probe {
 	const struct provider *prov;
 	char *name;		/* the full probe text, as the `probe` builtin gives it */
 	char *args[4];		/* the parts after the provider name, split at ':' */
 	int nargs;
+	/* set before parse(): -p PID, or 0 for every process */
+	int target_pid;
 	/* filled by the provider's parse() */
 	uint64_t period_ns;	/* interval */
+	char *path;		/* uprobe: the binary */
+	uint64_t offset;	/* uprobe: file offset of the probed address */
+	char *func;		/* uprobe: the (demangled) function */
+	bool retprobe;
+	void *priv;		/* provider-private, freed by the provider */
 	/* filled by attach() */
 	int prog_fd;
 	int nfds;
@@ -42,6 +67,25 @@ struct provider {
 	int (*parse)(struct probe *p, char *err, size_t errlen, int *arg);
 	/* Whether builtin NAME may be used in this provider's clauses. */
 	bool (*has_builtin)(const struct probe *p, const char *name);
+	/*
+	 * Provider-specific builtins: fill *SRC for NAME, or return -ENOENT
+	 * for a builtin that the code generator knows itself (pid, comm...).
+	 * NULL when the provider has none.
+	 */
+	int (*builtin_src)(const struct probe *p, const char *name,
+			   struct builtin_src *src);
+	/*
+	 * Wildcards: when the probe's text holds '*' or '?', list the
+	 * concrete probe texts it stands for (malloc'd array of malloc'd
+	 * strings in *OUT, count returned, 0 for no match; negative errno
+	 * and ERR on failure).  Each is then parsed as a probe of its own.
+	 * NULL when the provider takes no wildcards.
+	 */
+	int (*expand)(const struct probe *p, char ***out, char *err, size_t errlen);
+	/* Whether -p PID scoping must be added to this provider's programs
+	 * as a pid check (false where attach() scopes them itself or where
+	 * they are not tied to a process: BEGIN, END, interval). */
+	bool pid_filter;
 	/* Attach the loaded program PROG_FD; negative errno and ERR on failure. */
 	int (*attach)(struct probe *p, int prog_fd, char *err, size_t errlen);
 	/* Undo attach(); safe to call twice. */

@@ -15,6 +15,7 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/child.h"
 #include "runtime/session.h"
 
 #define GT_VERSION "0.1.0"
@@ -116,7 +117,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *prog_text = NULL, *outfile = NULL, *fmt = "text";
+	const char *prog_text = NULL, *outfile = NULL, *fmt = "text", *cmd = NULL;
+	struct child child = { .release_fd = -1, .err_fd = -1 };
 	struct session_opts sopts = { 0 };
 	struct source src = { 0 };
 	struct program *prog = NULL;
@@ -134,8 +136,26 @@ int main(int argc, char **argv)
 		case 'e':
 			prog_text = optarg;
 			break;
-		case 'p':
+		case 'p': {
+			char *end;
+			long pid = strtol(optarg, &end, 10);
+			char path[64];
+
+			if (*end || !*optarg || pid <= 0 || pid > 0x3fffffff) {
+				fprintf(stderr, "gputrace: -p: '%s' is not a process id\n", optarg);
+				return 1;
+			}
+			snprintf(path, sizeof(path), "/proc/%ld", pid);
+			if (access(path, F_OK)) {
+				fprintf(stderr, "gputrace: -p: no process %ld\n", pid);
+				return 1;
+			}
+			sopts.pid = pid;
+			break;
+		}
 		case 'c':
+			cmd = optarg;
+			break;
 		case 'l':
 			fprintf(stderr, "gputrace: -%c is not available in this build yet\n", c);
 			return 1;
@@ -211,15 +231,30 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (cmd && sopts.pid) {
+		fprintf(stderr, "gputrace: -p and -c cannot be used together\n");
+		goto out;
+	}
 	if (ast_parse(&src, &prog))
 		goto out;
 	if (dump & D_AST)
 		ast_dump(stdout, prog);
-	if (sema_check(prog, argv + optind, argc - optind, &u))
+	struct sema_opts sem = { .argv = argv + optind, .argc = argc - optind,
+				 .target_pid = sopts.pid };
+
+	/* the child exists (held) before compiling: cpid and -c scoping */
+	if (cmd && !dry_run) {
+		if (child_spawn(cmd, NULL, &child))
+			goto out;
+		sopts.child = &child;
+		sem.target_pid = child.pid;
+	}
+
+	if (sema_check(prog, &sem, &u))
 		goto out;
 	if (dump & D_TYPES)
 		sema_dump(stdout, u);
-	struct cg_opts copts = { .start_ns = mono_ns() };
+	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid };
 
 	have_obj = true;
 	if (cg_build(u, &copts, &obj))
@@ -232,6 +267,8 @@ int main(int argc, char **argv)
 	}
 	ret = session_run(u, &obj, &o, &sopts);
 out:
+	if (child.release_fd >= 0)
+		child_kill(&child);	/* never released: compile or attach failed */
 	if (o.f && o.f != stdout)
 		fclose(o.f);
 	fflush(stdout);

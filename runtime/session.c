@@ -4,10 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "probes/provider.h"
+#include "runtime/child.h"
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
 #include "runtime/session.h"
@@ -144,6 +148,21 @@ static void report_lost(struct session *s)
 	free(v);
 }
 
+/* Whether the traced process (-p or -c) is gone. */
+static bool target_gone(const struct session_opts *opts)
+{
+	if (opts->child && opts->child->pid > 0) {
+		pid_t r = waitpid(opts->child->pid, NULL, WNOHANG);
+
+		if (r == opts->child->pid || (r < 0 && errno == ECHILD)) {
+			opts->child->pid = 0;
+			return true;
+		}
+		return false;
+	}
+	return opts->pid > 0 && kill(opts->pid, 0) < 0 && errno == ESRCH;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	const struct map_sym *const *x = a, *const *y = b;
@@ -222,7 +241,18 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	sigaction(SIGTERM, &sa, NULL);
 	if (fire_all(&s, &provider_begin, rb))
 		goto detach;
-	while (!s.exiting && !interrupted) {
+	if (opts->child) {
+		int e = child_release(opts->child);
+
+		if (e) {
+			fprintf(stderr, "gputrace: -c: cannot run the command: %s\n",
+				strerror(-e));
+			waitpid(opts->child->pid, NULL, 0);
+			opts->child->pid = 0;
+			goto detach;
+		}
+	}
+	while (!s.exiting && !interrupted && !target_gone(opts)) {
 		int n = ring_buffer__poll(rb, 100);
 
 		if (n < 0 && n != -EINTR) {
@@ -233,10 +263,11 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	}
 	ret = 0;
 detach:
+	/* BEGIN/END stay until END has run */
 	for (int i = 0; i < nattached; i++) {
 		struct probe *p = obj->progs[i].probe;
 
-		if (p->prov->detach)
+		if (p->prov->detach && !p->prov->fire)
 			p->prov->detach(p);
 	}
 	if (ret == 0) {
@@ -250,6 +281,12 @@ detach:
 		report_lost(&s);
 		print_all_maps(&s);
 		ret = s.exit_code;
+	}
+	for (int i = 0; i < nattached; i++) {
+		struct probe *p = obj->progs[i].probe;
+
+		if (p->prov->detach && p->prov->fire)
+			p->prov->detach(p);
 	}
 out:
 	ring_buffer__free(rb);

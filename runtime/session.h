@@ -11,9 +11,13 @@
 #include "compiler/codegen.h"
 #include "runtime/output.h"
 
+struct child;
+
 struct session_opts {
 	bool quiet;
 	bool verbose;
+	int pid;		/* -p: exit when it exits */
+	struct child *child;	/* -c: released after attach, exit when it exits */
 };
 
 /* Returns the program's exit status (exit(N)), or 1 on error. */

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device verifier: proves that an eBPF program compiled for a device
+ * probe (gpu:*) is safe to lower to PTX and run inside someone else's CUDA
+ * kernel.  It walks every path with an abstract state per path (see
+ * docs/verifier.md) and rejects anything it cannot prove safe.
+ */
+#ifndef GT_VERIFIER_H
+#define GT_VERIFIER_H
+
+#include <linux/bpf.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "compiler/dev_helpers.h"
+
+#define VF_MAX_INSNS	4096	/* instruction slots in one program */
+#define VF_MAX_VISITS	100000	/* instructions explored over all paths */
+#define VF_STACK_SIZE	512	/* bytes below r10 */
+
+/*
+ * Verify N instructions.  MAPS (NMAPS entries) are the device maps the
+ * program may name by id.  CLAUSE names the program in messages
+ * ("gpu:kernel:vadd"); NULL reads "program".  When WALK is non-NULL the
+ * exploration is printed there (every instruction visited with the
+ * abstract state after it), as `-d verifier` shows it.
+ *
+ * Returns 0 when the program is safe.  Otherwise -EINVAL for a malformed
+ * program (bad encoding, jumps out of range or backwards, too many
+ * instructions) or -EACCES for an unsafe one, with
+ * "CLAUSE: insn N: REASON" in ERR.
+ */
+int vf_verify(const struct bpf_insn *insns, size_t n,
+	      const struct gt_dev_map *maps, int nmaps, const char *clause,
+	      FILE *walk, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+#include "runtime/child.h"
+
+int child_spawn(const char *cmd, const char *const *env_add, struct child *c)
+{
+	int go[2], err[2];
+	wordexp_t we;
+	int rc;
+
+	c->pid = 0;
+	c->release_fd = c->err_fd = -1;
+	rc = wordexp(cmd, &we, WRDE_NOCMD | WRDE_SHOWERR);
+	if (rc || we.we_wordc == 0) {
+		if (!rc)
+			wordfree(&we);
+		fprintf(stderr, "gputrace: -c: cannot parse the command '%s'\n", cmd);
+		return -EINVAL;
+	}
+	/* go: the child waits for EOF on it; err: an exec failure comes back */
+	if (pipe2(go, O_CLOEXEC)) {
+		wordfree(&we);
+		return -errno;
+	}
+	if (pipe2(err, O_CLOEXEC)) {
+		rc = -errno;
+		close(go[0]);
+		close(go[1]);
+		wordfree(&we);
+		return rc;
+	}
+	c->pid = fork();
+	if (c->pid == 0) {
+		char b;
+		int e;
+
+		close(go[1]);
+		close(err[0]);
+		while (read(go[0], &b, 1) < 0 && errno == EINTR)
+			;
+		for (const char *const *p = env_add; p && *p; p++)
+			putenv((char *)*p);
+		execvp(we.we_wordv[0], we.we_wordv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	rc = c->pid < 0 ? -errno : 0;
+	wordfree(&we);
+	close(go[0]);
+	close(err[1]);
+	c->release_fd = go[1];
+	c->err_fd = err[0];
+	if (rc) {
+		child_kill(c);
+		return rc;
+	}
+	return 0;
+}
+
+int child_release(struct child *c)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (c->release_fd >= 0) {
+		close(c->release_fd);
+		c->release_fd = -1;
+	}
+	if (c->err_fd >= 0) {
+		/* EOF once exec succeeded (close-on-exec), else its errno */
+		do
+			n = read(c->err_fd, &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		close(c->err_fd);
+		c->err_fd = -1;
+		if (n == sizeof(e))
+			return -e;
+	}
+	return 0;
+}
+
+void child_kill(struct child *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+		c->pid = 0;
+	}
+	if (c->release_fd >= 0)
+		close(c->release_fd);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	c->release_fd = c->err_fd = -1;
+}
