@@ -40,4 +40,15 @@ int fmt_render(const char *fmt, const struct fmt_arg *args, int nargs, char **ou
  */
 char *fmt_time(const char *fmt);
 
+/*
+ * Additions.  Widths and precisions above FMT_MAX_WIDTH are refused by
+ * fmt_check (bpftrace would print a billion spaces) and clamped by
+ * fmt_render.  time()'s output is at most FMT_TIME_MAX - 1 bytes, as in
+ * bpftrace; fmt_time returns NULL (errno ERANGE) when strftime yields
+ * nothing, which the caller reports as bpftrace does: "strftime
+ * returned 0".
+ */
+#define FMT_MAX_WIDTH	4096
+#define FMT_TIME_MAX	64
+
 #endif
