@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compiler/codegen.h"
+#include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
 #include "probes/provider.h"
 
@@ -34,8 +35,11 @@ struct cg {
 	int *rets;		/* jumps to the epilogue */
 	int nrets, caprets;
 	bool failed;
+	bool device;		/* a gpu: clause: device helpers, no kernel ones */
 	struct loc loc;		/* of the clause, for errors */
 };
+
+#define NO_KEY 1	/* gen_key's answer for a device map without key */
 
 static void emit(struct cg *g, struct bpf_insn in)
 {
@@ -138,9 +142,19 @@ static const struct map_layout *layout(struct cg *g, struct map_sym *m)
 static int gen_key(struct cg *g, struct node *n, struct map_sym *m)
 {
 	const struct map_layout *ml = layout(g, m);
-	int off = stack_alloc(g, ml->key_size);
+	int off;
 	struct node *k = n->args;
 
+	if (g->device) {
+		/* the device runtime buckets itself; no key means key 0 */
+		if (!m->key)
+			return NO_KEY;
+		off = stack_alloc(g, m->key->size);
+		for (int i = 0; k; k = k->next, i++)
+			gen_to(g, k, off + m->key->offsets[i]);
+		return off;
+	}
+	off = stack_alloc(g, ml->key_size);
 	if (!m->key) {
 		zero_mem(g, off, 8);
 	} else {
@@ -152,17 +166,39 @@ static int gen_key(struct cg *g, struct node *n, struct map_sym *m)
 	return off;
 }
 
+static void key_ptr(struct cg *g, int reg, int key)
+{
+	if (key == NO_KEY)
+		emit(g, I_MOV64_IMM(reg, 0));
+	else
+		stack_ptr(g, reg, key);
+}
+
+/* r1 = the map: a map fd reference on the host, the map id on the GPU. */
+static void map_arg(struct cg *g, struct map_sym *m)
+{
+	if (g->device)
+		emit(g, I_MOV64_IMM(BPF_REG_1, m->index));
+	else
+		emit_map_ref(g, BPF_REG_1, m->index);
+}
+
 static void call_lookup(struct cg *g, struct map_sym *m, int key)
 {
-	emit_map_ref(g, BPF_REG_1, m->index);
-	stack_ptr(g, BPF_REG_2, key);
-	emit(g, I_CALL(H_MAP_LOOKUP));
+	map_arg(g, m);
+	key_ptr(g, BPF_REG_2, key);
+	emit(g, I_CALL(g->device ? GT_DH_MAP_LOOKUP : H_MAP_LOOKUP));
 }
 
 static void call_update(struct cg *g, struct map_sym *m, int key, int val)
 {
-	emit_map_ref(g, BPF_REG_1, m->index);
-	stack_ptr(g, BPF_REG_2, key);
+	map_arg(g, m);
+	key_ptr(g, BPF_REG_2, key);
+	if (g->device) {
+		stack_ptr(g, BPF_REG_3, val);
+		emit(g, I_CALL(GT_DH_MAP_UPDATE));
+		return;
+	}
 	stack_ptr(g, BPF_REG_3, val);
 	emit(g, I_MOV64_IMM(BPF_REG_4, BPF_ANY));
 	emit(g, I_CALL(H_MAP_UPDATE));
@@ -200,12 +236,51 @@ static int provider_src(struct cg *g, const char *name, struct builtin_src *src)
 	return prov->builtin_src(g->probe, name, src);
 }
 
+static const struct { const char *name; int helper; } dev_builtins[] = {
+	{ "smid", GT_DH_SMID }, { "nsmid", GT_DH_NSMID },
+	{ "warpid", GT_DH_WARPID }, { "laneid", GT_DH_LANEID },
+	{ "lanes", GT_DH_LANES },
+	{ "blockIdx.x", GT_DH_CTAID_X }, { "blockIdx.y", GT_DH_CTAID_Y },
+	{ "blockIdx.z", GT_DH_CTAID_Z },
+	{ "threadIdx.x", GT_DH_TID_X }, { "threadIdx.y", GT_DH_TID_Y },
+	{ "threadIdx.z", GT_DH_TID_Z },
+	{ "blockDim.x", GT_DH_NTID_X }, { "blockDim.y", GT_DH_NTID_Y },
+	{ "blockDim.z", GT_DH_NTID_Z },
+	{ "gridDim.x", GT_DH_NCTAID_X }, { "gridDim.y", GT_DH_NCTAID_Y },
+	{ "gridDim.z", GT_DH_NCTAID_Z },
+	{ "gtime", GT_DH_GTIME }, { "clock", GT_DH_CLOCK },
+	{ "duration", GT_DH_DURATION }, { "launch", GT_DH_LAUNCH },
+	{ "launch_ns", GT_DH_LAUNCH_NS }, { "gpu", GT_DH_GPU },
+	{ "pid", GT_DH_PID },
+};
+
+static void gen_dev_builtin(struct cg *g, struct node *n)
+{
+	const char *b = n->str;
+
+	if (!strncmp(b, "arg", 3)) {
+		emit(g, I_MOV64_IMM(BPF_REG_1, atoi(b + 3)));
+		emit(g, I_CALL(GT_DH_ARG));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(dev_builtins) / sizeof(dev_builtins[0]); i++)
+		if (!strcmp(dev_builtins[i].name, b)) {
+			emit(g, I_CALL(dev_builtins[i].helper));
+			return;
+		}
+	diag_error(n->loc, "builtin '%s' is not available on the GPU", b);
+	g->failed = true;
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+}
+
 static void gen_builtin_int(struct cg *g, struct node *n)
 {
 	const char *b = n->str;
 	struct builtin_src src;
 
-	if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
+	if (g->device)
+		gen_dev_builtin(g, n);
+	else if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_6, src.off));
 	} else if (!provider_src(g, b, &src) && src.kind == BSRC_USTACK_U64) {
 		int save = g->sp, t = stack_alloc(g, 8);
@@ -480,6 +555,11 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			emit(g, I_MOV64_IMM(BPF_REG_2, GT_STRLEN));
 			emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
 			emit(g, I_CALL(H_PROBE_READ_USER_STR));
+		} else if (g->device && !strcmp(n->str, "kernel")) {
+			zero_mem(g, dst, GT_STRLEN);
+			stack_ptr(g, BPF_REG_1, dst);
+			emit(g, I_MOV64_IMM(BPF_REG_2, GT_STRLEN));
+			emit(g, I_CALL(GT_DH_KERNEL_NAME));
 		} else if (!strcmp(n->str, "comm")) {
 			zero_mem(g, dst, GT_STRLEN);
 			stack_ptr(g, BPF_REG_1, dst);
@@ -563,9 +643,9 @@ static void gen_call(struct cg *g, struct node *n)
 		struct map_sym *m = n->args->sym;
 		int key = gen_key(g, n->args, m);
 
-		emit_map_ref(g, BPF_REG_1, m->index);
-		stack_ptr(g, BPF_REG_2, key);
-		emit(g, I_CALL(H_MAP_DELETE));
+		map_arg(g, m);
+		key_ptr(g, BPF_REG_2, key);
+		emit(g, I_CALL(g->device ? GT_DH_MAP_DELETE : H_MAP_DELETE));
 		g->sp = save;
 		return;
 	}
@@ -589,7 +669,15 @@ static void gen_call(struct cg *g, struct node *n)
 		for (int i = 0; a; a = a->next, i++)
 			gen_to(g, a, buf + 8 + ev->args->offsets[i]);
 	}
-	send_event(g, buf, 8 + psize);
+	if (g->device) {
+		/* the format id travels beside the arguments */
+		emit(g, I_MOV64_IMM(BPF_REG_1, (int32_t)n->ival));
+		stack_ptr(g, BPF_REG_2, buf + 8);
+		emit(g, I_MOV64_IMM(BPF_REG_3, psize));
+		emit(g, I_CALL(GT_DH_PRINTF));
+	} else {
+		send_event(g, buf, 8 + psize);
+	}
 	g->sp = save;
 }
 
@@ -652,6 +740,14 @@ static void gen_agg(struct cg *g, struct node *assign)
 		gen_int(g, call->args);
 	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, x));
 	key = gen_key(g, lv, m);
+	if (g->device) {
+		map_arg(g, m);
+		key_ptr(g, BPF_REG_2, key);
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, x));
+		emit(g, I_CALL(GT_DH_AGG_COUNT + agg));
+		g->sp = save;
+		return;
+	}
 	if (ml->has_bucket) {
 		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, x));
 		if (agg == AGG_HIST)
@@ -819,14 +915,16 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
 	g->loc = cl->loc;
-	emit(g, I_MOV64_REG(BPF_REG_6, BPF_REG_1));
+	g->device = ci->device;
+	if (!g->device)
+		emit(g, I_MOV64_REG(BPF_REG_6, BPF_REG_1));
 	for (struct var_sym *v = ci->vars; v; v = v->next) {
 		v->slot = stack_alloc(g, v->type->size);
 		zero_mem(g, v->slot, v->type->size);
 	}
 	vars_start = g->sp;
 	(void)vars_start;
-	if (g->probe->target_pid && g->probe->prov->pid_filter) {
+	if (!g->device && g->probe->target_pid && g->probe->prov->pid_filter) {
 		/* -p PID: other processes leave at once */
 		emit(g, I_CALL(H_PID_TGID));
 		emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
@@ -934,8 +1032,6 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 	for (struct clause *cl = u->prog->clauses; cl; cl = cl->next) {
 		struct clause_info *ci = &u->clauses[cl->index];
 
-		if (ci->device)
-			continue;
 		for (int i = 0; i < ci->nprobes; i++) {
 			g.probe = ci->probes[i];
 			obj->progs[np].probe = g.probe;

@@ -30,7 +30,9 @@ struct cg_opts {
 /*
  * Build *OBJ (programs and maps) for unit U.  Maps: one per map symbol (in
  * index order), then ".events" (ring buffer) and ".lost" (per-CPU array).
- * Host programs only; device clauses are left to the device compiler.
+ * Device clauses (gpu:) get programs too, in device eBPF (calls to the
+ * device helpers of dev_helpers.h, maps named by their index), for the
+ * device verifier and the PTX lowering; the loader skips them.
  * Returns 0 or -EINVAL after reporting through diag.
  */
 int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj);

@@ -55,6 +55,11 @@ enum gt_dev_helper {
 	GT_DH_AGG_SMLOAD,	/* keyed implicitly by smid */
 	/* r1 = format id (constant), r2 = pointer to args, r3 = size (constant) */
 	GT_DH_PRINTF,
+	/*
+	 * r1 = stack buffer (already zeroed), r2 = its size (constant): the
+	 * kernel's name is copied into it (the `kernel` builtin).
+	 */
+	GT_DH_KERNEL_NAME,
 	GT_DH_END_
 };
 

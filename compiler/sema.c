@@ -415,6 +415,10 @@ static struct type *check_call(struct ctx *c, struct node *n)
 	}
 	if (!strcmp(f, "printf"))
 		return check_printf(c, n);
+	if (c->ci->device && strcmp(f, "delete")) {
+		err(c, n->loc, "%s() is not available in gpu: probes", f);
+		return NULL;
+	}
 	if (!strcmp(f, "time")) {
 		if (n->nargs > 1 || (n->nargs == 1 && n->args->kind != N_STR)) {
 			err(c, n->loc, "time() takes an optional format string literal");

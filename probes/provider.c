@@ -14,6 +14,7 @@ const struct provider *const providers[] = {
 	&provider_begin,
 	&provider_end,
 	&provider_interval,
+	&provider_gpu,
 	NULL,
 };
 

@@ -46,7 +46,8 @@ struct probe {
 	char *path;		/* uprobe: the binary */
 	uint64_t offset;	/* uprobe: file offset of the probed address */
 	char *func;		/* uprobe: the (demangled) function */
-	bool retprobe;
+	bool retprobe;		/* uretprobe; gpu: the :exit form */
+	bool warp;		/* gpu:warp */
 	void *priv;		/* provider-private, freed by the provider */
 	/* filled by attach() */
 	int prog_fd;
@@ -109,5 +110,6 @@ bool provider_host_builtin(const char *name);
 extern const struct provider provider_begin;	/* begin_end.c */
 extern const struct provider provider_end;	/* begin_end.c */
 extern const struct provider provider_interval;	/* interval.c */
+extern const struct provider provider_gpu;	/* gpu.c */
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "compiler/bpf_disasm.h"
 #include "compiler/codegen.h"
+#include "compiler/device.h"
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
@@ -261,6 +262,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (dump & D_EBPF)
 		dump_ebpf(stdout, &obj);
+	if (device_verify(u, &obj, dump & D_VERIFIER ? stdout : NULL))
+		goto out;
 	if (dry_run) {
 		ret = 0;
 		goto out;

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpu:kernel:GLOB[:entry|:exit] and gpu:warp:GLOB[:entry|:exit]: device
+ * probes.  Their clauses are compiled to device eBPF, verified, lowered
+ * to PTX and spliced into the matching kernels by the agent; nothing is
+ * attached in the kernel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lang/ast.h"
+#include "probes/provider.h"
+
+/* The GLOB may hold "::" (C++ names), so the text is split here. */
+static int gpu_parse(struct probe *p, char *err, size_t errlen, int *arg)
+{
+	const char *rest = strchr(p->name, ':');
+	const char *glob, *last;
+	size_t len;
+
+	*arg = -1;
+	if (!rest) {
+		snprintf(err, errlen, "gpu probes are gpu:kernel:GLOB or gpu:warp:GLOB, with :entry or :exit");
+		return -EINVAL;
+	}
+	rest++;
+	if (!strncmp(rest, "kernel:", 7)) {
+		p->warp = false;
+		glob = rest + 7;
+	} else if (!strncmp(rest, "warp:", 5)) {
+		p->warp = true;
+		glob = rest + 5;
+	} else {
+		*arg = 0;
+		snprintf(err, errlen, "unknown gpu probe type '%s' (kernel or warp)",
+			 p->nargs ? p->args[0] : "");
+		return -EINVAL;
+	}
+	len = strlen(glob);
+	last = strrchr(glob, ':');
+	p->retprobe = false;
+	if (last && (last == glob || last[-1] != ':')) {
+		if (!strcmp(last, ":exit"))
+			p->retprobe = true;
+		else if (strcmp(last, ":entry")) {
+			*arg = p->nargs - 1;
+			snprintf(err, errlen, "gpu probe point must be entry or exit, not '%s'",
+				 last + 1);
+			return -EINVAL;
+		}
+		len = last - glob;
+	}
+	if (!len) {
+		*arg = 1;
+		snprintf(err, errlen, "gpu probe needs a kernel name or glob");
+		return -EINVAL;
+	}
+	p->func = ast_strndup(glob, len);	/* lives as long as the program */
+	return 0;
+}
+
+static bool gpu_has_builtin(const struct probe *p, const char *name)
+{
+	static const char *const names[] = {
+		"smid", "nsmid", "warpid", "laneid", "blockIdx.x", "blockIdx.y",
+		"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
+		"blockDim.x", "blockDim.y", "blockDim.z", "gridDim.x",
+		"gridDim.y", "gridDim.z", "gtime", "clock", "kernel", "launch",
+		"launch_ns", "gpu", "pid", "probe",
+	};
+
+	if (!strcmp(name, "duration"))
+		return p->retprobe;
+	if (!strcmp(name, "lanes"))
+		return p->warp;
+	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9')
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+static int gpu_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "device probes are installed by the in-process agent, which this build does not have yet");
+	return -EOPNOTSUPP;
+}
+
+const struct provider provider_gpu = {
+	.name = "gpu",
+	.device = true,
+	.parse = gpu_parse,
+	.has_builtin = gpu_has_builtin,
+	.attach = gpu_attach,
+};
