@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PTX reader and splicer: find the kernels of a PTX module (as nvcc writes
+ * it) and splice probe PTX into the ones a probe matches.  Everything the
+ * splice does not touch stays byte for byte.  docs/ptx-splice.md has the
+ * design, the placeholders and the limits.
+ */
+#ifndef GT_PTX_H
+#define GT_PTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Name of the parameter appended to every instrumented .entry. */
+#define PTX_CTX_PARAM "__gt_ctx"
+
+enum ptx_pkind {
+	PTX_P_UNSIGNED,		/* .u8 .. .u64 */
+	PTX_P_SIGNED,		/* .s8 .. .s64 */
+	PTX_P_BITS,		/* .b8 .. .b64 scalar */
+	PTX_P_FLOAT,		/* .f16 .bf16 .f32 .f64 ... */
+	PTX_P_AGGREGATE,	/* an array: .align A .b8 name[S] */
+	PTX_P_OTHER,		/* .texref, .pred, ... */
+};
+
+struct ptx_param {
+	char *name;
+	char type[12];		/* ".u32", ".b8", ... as written */
+	enum ptx_pkind kind;
+	unsigned elem;		/* bytes of one element */
+	unsigned size;		/* bytes in all (elem * count); 0 if unsized */
+	unsigned align;		/* .align, else elem */
+	bool is_ptr;		/* had a .ptr attribute */
+};
+
+enum ptx_site_kind {
+	PTX_SITE_RET,		/* ret / ret.uni */
+	PTX_SITE_EXIT,		/* exit */
+	PTX_SITE_FALLOFF,	/* the body's end is reachable: implicit exit */
+};
+
+/* A point where a thread leaves the kernel. */
+struct ptx_site {
+	enum ptx_site_kind kind;
+	size_t stmt;		/* statement start (its guard, if any) */
+	size_t op;		/* the opcode; for FALLOFF, the closing brace */
+	size_t end;		/* just past the ';' */
+	size_t guard;		/* guard register ("%p1"), 0 if unguarded */
+	size_t guard_len;
+	bool guard_neg;		/* "@!%p1" */
+};
+
+/* A .entry or .func, definition or declaration. */
+struct ptx_func {
+	char *name;		/* mangled */
+	bool is_entry;
+	bool is_def;		/* has a body */
+	bool referenced;	/* its name occurs elsewhere in the module */
+	size_t start, end;	/* the whole item, linkage words included */
+	size_t name_end;	/* just past the name */
+	size_t lparen, rparen;	/* the parameter list's parens; 0: none */
+	size_t last_param_end;	/* just past the last parameter; 0: none */
+	struct ptx_param *params;
+	int nparams;
+	size_t body_open, body_close;	/* '{' and '}' */
+	size_t entry_at;	/* where entry code goes */
+	struct ptx_site *sites;
+	int nsites;
+};
+
+struct ptx_module {
+	char *text;		/* a private copy, NUL-terminated */
+	size_t len;
+	int ver_major, ver_minor;
+	size_t ver_off, ver_len;	/* the "X.Y" after .version */
+	char target[32];	/* first word after .target: "sm_90a" */
+	size_t decls_at;	/* where module-scope probe text goes */
+	bool has_sections;	/* .section (debug info) present */
+	struct ptx_func *funcs;
+	int nfuncs;
+};
+
+/*
+ * Parse LEN bytes of PTX (up to the first NUL, if any).  0 and *OUT on success; else -EINVAL (-ENOMEM)
+ * with a message in ERR that names the line.
+ */
+int ptx_parse(const char *text, size_t len, struct ptx_module **out,
+	      char *err, size_t errlen);
+void ptx_free(struct ptx_module *m);
+
+/* The first .entry named NAME, or NULL. */
+const struct ptx_func *ptx_find_entry(const struct ptx_module *m,
+				      const char *name);
+
+/*
+ * Byte offset of the appended context parameter in F's parameter buffer
+ * once F is instrumented (each parameter at its alignment, in order): what
+ * a launch through CU_LAUNCH_PARAM_BUFFER_POINTER needs.
+ */
+size_t ptx_ctx_offset(const struct ptx_func *f);
+
+enum {
+	PTX_SPLICE_T0 = 1 << 0,		/* load %gt_t0 even if unused */
+	PTX_SPLICE_ONLY_MATCHED = 1 << 1,	/* drop other kernels */
+	PTX_SPLICE_STRICT_ARGS = 1 << 2,	/* %gt_argN past the end: error */
+};
+
+struct ptx_splice_req {
+	/*
+	 * Which kernels: MATCH(mangled name, ARG) != 0, else NAMES (NULL
+	 * terminated), else every .entry.
+	 */
+	int (*match)(const char *name, void *arg);
+	void *match_arg;
+	const char *const *names;
+	const char *decls;	/* module scope, once; may be NULL */
+	const char *entry;	/* after each matched kernel's setup */
+	const char *exit;	/* before each ret/exit of a matched kernel */
+	unsigned flags;
+	int min_major, min_minor;	/* raise .version to at least this */
+};
+
+/*
+ * Splice REQ into M.  Returns the number of kernels instrumented (>= 0)
+ * with the new module text in *OUT_TEXT (malloc'd, NUL-terminated), or a
+ * negative errno with a message in ERR.
+ */
+int ptx_splice(const struct ptx_module *m, const struct ptx_splice_req *req,
+	       char **out_text, char *err, size_t errlen);
+
+#endif
