@@ -30,7 +30,16 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 -include tests/progs/progs.mk
 -include runtime/agent/agent.mk
 
-all: $(BUILD)/gputrace $(EXTRA_ALL)
+all: $(BUILD)/gputrace $(BUILD)/tools/workload $(EXTRA_ALL)
+
+# The demo's bundled workload: -O0 so its functions stay for uprobes.
+$(BUILD)/tools/workload: tools/workload.c
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -g -fno-inline -o $@ $<
+
+demo: deps
+	$(MAKE) all
+	$(BUILD)/gputrace -c '$(BUILD)/tools/workload' tools/demo.gt
 
 $(BUILD)/gputrace: $(MAIN_OBJ) $(BUILD)/libgputrace.a
 	$(CC) $(CFLAGS) $(XCFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -84,5 +93,5 @@ bench: all
 clean:
 	rm -rf build build-asan
 
-.PHONY: all units asan deps check gpu-check bench clean
+.PHONY: all units asan deps check gpu-check bench clean demo
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -52,6 +52,8 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 	if (loc.line > 0 && cur_src)
 		show_line(loc.line, loc.col);
+	if (!strcmp(kind, "error"))
+		nerrors++;
 }
 
 void diag_error(struct loc loc, const char *fmt, ...)
@@ -61,7 +63,6 @@ void diag_error(struct loc loc, const char *fmt, ...)
 	va_start(ap, fmt);
 	diag_verror("error", loc, fmt, ap);
 	va_end(ap);
-	nerrors++;
 }
 
 void diag_warn(struct loc loc, const char *fmt, ...)

@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install the Debian packages that building and testing gputrace need.
+# Fast when everything is already there: dpkg-query decides, and apt-get
+# (with one `apt-get update`) only runs for what is missing.
+set -e
+
+# build tools, the libraries the Makefile links statically (libtinfo.a
+# comes from libncurses-dev, libbsd.a/libmd.a are libedit's dependencies),
+# bpftrace for the differential suite, time for the benchmarks.
+PKGS="build-essential gcc make pkg-config flex bison
+libbpf-dev libelf-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev
+libiberty-dev libncurses-dev libbsd-dev libmd-dev
+bpftrace time coreutils diffutils"
+
+missing=
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) || st=
+	[ "$st" = installed ] || missing="$missing $p"
+done
+
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+
+echo "install-deps: installing:$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: not root, cannot install:$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,369 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Run every test this machine can run and print one line per case,
+# "PASS name", "FAIL name: why" or "SKIP name: why", then a last line
+# "N passed, N failed, N skipped".  Exit 1 if any case failed.
+#
+#   sh tests/run.sh [unit] [diff] [errors] [accept]    (default: all four)
+#
+# Environment:
+#   GPUTRACE_BIN  gputrace binary to test (default build-asan/gputrace,
+#                 else build/gputrace)
+#   BPFTRACE      reference bpftrace for the differential suite (bpftrace)
+#   ONLY          shell pattern; run only cases whose name matches it,
+#                 e.g. ONLY='diff/0*' or ONLY='*hist*'
+#   TIMEOUT       seconds allowed to one program run (20)
+#
+# docs/testing.md says what each part checks and how to add a case.
+
+cd "$(dirname "$0")/.." || exit 1
+TOP=$(pwd)
+TIMEOUT=${TIMEOUT:-20}
+BPFTRACE=${BPFTRACE:-bpftrace}
+ONLY=${ONLY:-*}
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+npass=0
+nfail=0
+nskip=0
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gt-tests.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+# reason_of "NAME: WHY": WHY, or nothing when there is no ": ".
+reason_of() {
+	case "$1" in
+	*": "*) echo "${1#*: }" ;;
+	esac
+}
+
+pass() {
+	npass=$((npass + 1))
+	echo "PASS $1"
+}
+
+fail() {
+	nfail=$((nfail + 1))
+	echo "FAIL $1${2:+: $2}"
+}
+
+skip() {
+	nskip=$((nskip + 1))
+	echo "SKIP $1${2:+: $2}"
+}
+
+# wanted NAME: is this case selected by $ONLY?
+wanted() {
+	# shellcheck disable=SC2254
+	case "$1" in
+	$ONLY) return 0 ;;
+	esac
+	return 1
+}
+
+# indent FILE [N]: show the first N (30) lines of FILE, indented, so that
+# they cannot be mistaken for result lines (bpftrace's harmless
+# RLIMIT_MEMLOCK complaint left out).
+indent() {
+	grep -v RLIMIT_MEMLOCK "$1" | head -n "${2:-30}" | sed 's/^/    | /'
+}
+
+# has_sanitizer_report FILE
+has_sanitizer_report() {
+	grep -qE 'ERROR: (Address|Leak|UndefinedBehavior|Thread|Memory)Sanitizer|LeakSanitizer|runtime error:' "$1"
+}
+
+# why_status RC: words for an abnormal exit status, empty when normal.
+why_status() {
+	if [ "$1" -eq 124 ]; then
+		echo "timed out after ${TIMEOUT}s"
+	elif [ "$1" -gt 128 ]; then
+		echo "killed by signal $(($1 - 128))"
+	fi
+}
+
+# Which gputrace?  The ASan build catches more; fall back to the plain one.
+if [ -n "$GPUTRACE_BIN" ]; then
+	GT=$GPUTRACE_BIN
+elif [ -x build-asan/gputrace ]; then
+	GT=build-asan/gputrace
+else
+	GT=build/gputrace
+fi
+case "$GT" in
+/*) ;;
+*/*) GT=$TOP/$GT ;;
+*) GT=$(command -v "$GT" || echo "$GT") ;;
+esac
+
+# have_gt NAME: fail NAME and return 1 when there is no binary to test.
+have_gt() {
+	[ -x "$GT" ] && return 0
+	fail "$1" "no gputrace binary ($GT); run make"
+	return 1
+}
+
+# ---------------------------------------------------------------- unit --
+
+run_units() {
+	dir=build-asan/tests
+	ls "$dir"/* >/dev/null 2>&1 || dir=build/tests
+	for t in "$dir"/*; do
+		if [ ! -f "$t" ] || [ ! -x "$t" ]; then
+			continue
+		fi
+		name=unit/$(basename "$t")
+		wanted "$name" || continue
+		timeout -k 5 120 "$t" </dev/null >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		nlines=0
+		nfails=0
+		while IFS= read -r line; do
+			case "$line" in
+			"PASS "*)
+				pass "$name/${line#PASS }" ;;
+			"FAIL "*)
+				nfails=$((nfails + 1))
+				line=${line#FAIL }
+				fail "$name/${line%%: *}" "$(reason_of "$line")" ;;
+			"SKIP "*)
+				line=${line#SKIP }
+				skip "$name/${line%%: *}" "$(reason_of "$line")" ;;
+			*)
+				continue ;;
+			esac
+			nlines=$((nlines + 1))
+		done <"$TMP/out"
+		why=$(why_status "$rc")
+		if has_sanitizer_report "$TMP/err"; then
+			fail "$name" "sanitizer report"
+			indent "$TMP/err" 40
+		elif [ -n "$why" ]; then
+			fail "$name" "$why"
+			indent "$TMP/err"
+		elif [ "$rc" -ne 0 ] && [ "$nfails" -eq 0 ]; then
+			fail "$name" "exit status $rc with no FAIL line"
+			indent "$TMP/err"
+		elif [ "$nlines" -eq 0 ]; then
+			fail "$name" "printed no PASS/FAIL/SKIP line"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------- diff --
+
+# args_of FILE: the words of a "// args: ..." first line, if any.
+args_of() {
+	sed -n '1s|^// args:||p' "$1"
+}
+
+# strip_attach FILE: drop the tracers' "Attaching N probes..." banner.
+strip_attach() {
+	sed -E '/^Attach(ing|ed) [0-9]+ probes?(\.\.\.)?$/d' "$1"
+}
+
+run_diff() {
+	why=
+	if [ "$(id -u)" -ne 0 ]; then
+		why="needs root"
+	elif ! timeout -k 5 "$TIMEOUT" "$BPFTRACE" -e 'BEGIN { exit(); }' \
+			</dev/null >/dev/null 2>&1; then
+		why="$BPFTRACE is not runnable here"
+	fi
+	for f in tests/diff/*.bt; do
+		[ -f "$f" ] || continue
+		name=diff/$(basename "$f" .bt)
+		wanted "$name" || continue
+		if [ -n "$why" ]; then
+			skip "$name" "$why"
+			continue
+		fi
+		have_gt "$name" || continue
+		args=$(args_of "$f")
+		# Both tracers at once: each mostly waits on the kernel.
+		# shellcheck disable=SC2086
+		(
+			timeout -k 5 "$TIMEOUT" "$BPFTRACE" "$f" $args </dev/null \
+				>"$TMP/b.out" 2>"$TMP/b.err"
+			echo $? >"$TMP/b.rc"
+		) &
+		# shellcheck disable=SC2086
+		(
+			timeout -k 5 "$TIMEOUT" "$GT" "$f" $args </dev/null \
+				>"$TMP/g.out" 2>"$TMP/g.err"
+			echo $? >"$TMP/g.rc"
+		) &
+		wait
+		brc=$(cat "$TMP/b.rc")
+		grc=$(cat "$TMP/g.rc")
+		strip_attach "$TMP/b.out" >"$TMP/bpftrace"
+		strip_attach "$TMP/g.out" >"$TMP/gputrace"
+		bwhy=$(why_status "$brc")
+		gwhy=$(why_status "$grc")
+		if [ -n "$bwhy" ]; then
+			fail "$name" "bpftrace $bwhy"
+			indent "$TMP/b.err" 10
+		elif has_sanitizer_report "$TMP/g.err"; then
+			fail "$name" "sanitizer report"
+			indent "$TMP/g.err" 40
+		elif [ -n "$gwhy" ]; then
+			fail "$name" "gputrace $gwhy"
+			indent "$TMP/g.err" 10
+		elif ! cmp -s "$TMP/bpftrace" "$TMP/gputrace"; then
+			fail "$name" "stdout differs from bpftrace's"
+			diff -u --label bpftrace --label gputrace \
+				"$TMP/bpftrace" "$TMP/gputrace" >"$TMP/diff"
+			indent "$TMP/diff" 30
+			indent "$TMP/g.err" 10
+		elif [ "$brc" -ne "$grc" ]; then
+			fail "$name" "exit status $grc, bpftrace's $brc"
+			indent "$TMP/g.err" 10
+		else
+			pass "$name"
+		fi
+	done
+}
+
+# -------------------------------------------------------------- errors --
+
+# caret_ok FILE LINE COL STDERR: does STDERR show source line LINE of
+# FILE followed by a caret line with "^" under column COL?  A gutter
+# before the source text ("  3 | ") is allowed if the caret line has one
+# of the same width.
+caret_ok() {
+	SRC=$(sed -n "$2p" "$1") COL=$3 awk '
+	BEGIN { src = ENVIRON["SRC"]; col = ENVIRON["COL"] + 0 }
+	seen {
+		at = p + col
+		if (substr($0, at, 1) == "^" &&
+		    substr($0, p + 1, col - 1) ~ /^[ \t]*$/) {
+			ok = 1
+			exit
+		}
+		seen = 0
+	}
+	{
+		p = length($0) - length(src)
+		if (p >= 0 && substr($0, p + 1) == src)
+			seen = 1
+	}
+	END { exit !ok }' "$4"
+}
+
+# message_of PREFIX FILE: the text after PREFIX on FILE's lines holding it
+# (so that the file name cannot match the expected message).
+message_of() {
+	WANT=$1 awk '{
+		i = index($0, ENVIRON["WANT"])
+		if (i)
+			print substr($0, i + length(ENVIRON["WANT"]))
+	}' "$2"
+}
+
+# matches_any "A|B|...": does stdin hold A or B or ... (any case)?
+matches_any() {
+	cat >"$TMP/msg"
+	set -f
+	old_ifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- $1
+	IFS=$old_ifs
+	set +f
+	for alt in "$@"; do
+		grep -qiF -- "$alt" "$TMP/msg" && return 0
+	done
+	return 1
+}
+
+run_errors() {
+	for f in tests/errors/*.bt; do
+		[ -f "$f" ] || continue
+		name=errors/$(basename "$f" .bt)
+		wanted "$name" || continue
+		have_gt "$name" || continue
+		hdr=$(sed -n '1p' "$f")
+		case "$hdr" in
+		"// expect: "*:*) ;;
+		*)
+			fail "$name" "first line is not '// expect: LINE:COL [MESSAGE]'"
+			continue ;;
+		esac
+		spec=${hdr#// expect: }
+		loc=${spec%% *}
+		msg=${spec#"$loc"}
+		msg=${msg# }
+		line=${loc%%:*}
+		col=${loc#*:}
+		timeout -k 5 "$TIMEOUT" "$GT" "$f" </dev/null \
+			>"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		why=$(why_status "$rc")
+		want="$f:$line:$col: error:"
+		if has_sanitizer_report "$TMP/err"; then
+			fail "$name" "sanitizer report"
+			indent "$TMP/err" 40
+		elif [ -n "$why" ]; then
+			fail "$name" "$why"
+			indent "$TMP/err" 10
+		elif [ "$rc" -ne 1 ]; then
+			fail "$name" "exit status $rc, want 1"
+			indent "$TMP/err" 10
+		elif ! grep -qF -- "$want" "$TMP/err"; then
+			fail "$name" "no '$want' on stderr"
+			indent "$TMP/err" 10
+		elif [ -n "$msg" ] && ! message_of "$want" "$TMP/err" |
+				matches_any "$msg"; then
+			fail "$name" "error message lacks '$msg'"
+			indent "$TMP/err" 10
+		elif ! caret_ok "$f" "$line" "$col" "$TMP/err"; then
+			fail "$name" "no source line with a caret under column $col"
+			indent "$TMP/err" 10
+		elif grep -qE 'error: *$' "$TMP/err"; then
+			fail "$name" "an error line with no message"
+			indent "$TMP/err" 10
+		else
+			pass "$name"
+		fi
+	done
+}
+
+# -------------------------------------------------------------- accept --
+
+run_accept() {
+	export GPUTRACE="$GT"
+	for s in tests/accept/*.sh; do
+		[ -f "$s" ] || continue
+		name=accept/$(basename "$s" .sh)
+		wanted "$name" || continue
+		have_gt "$name" || continue
+		timeout -k 5 120 sh "$s" </dev/null >"$TMP/out" 2>&1
+		rc=$?
+		case $rc in
+		0)	pass "$name" ;;
+		77)	skip "$name" "$(tail -n 1 "$TMP/out")" ;;
+		*)
+			why=$(why_status "$rc")
+			fail "$name" "${why:-exit status $rc}"
+			indent "$TMP/out" ;;
+		esac
+	done
+}
+
+parts=${*:-unit diff errors accept}
+for part in $parts; do
+	case $part in
+	unit)	run_units ;;
+	diff)	run_diff ;;
+	errors)	run_errors ;;
+	accept)	run_accept ;;
+	*)	echo "run.sh: unknown part '$part'" >&2; exit 2 ;;
+	esac
+done
+
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" -eq 0 ]
