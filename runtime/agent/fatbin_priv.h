@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the fatbin reader's files; not a public interface. */
+#ifndef GT_FATBIN_PRIV_H
+#define GT_FATBIN_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/agent/fatbin.h"
+
+/* Format a message into ERR (may be NULL) and return -ERRNUM. */
+int fatbin_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+
+/* Walk exactly one fatbin at the start of BUF. */
+int fatbin_walk_single(const void *buf, size_t len,
+		       fatbin_entry_fn fn, void *arg,
+		       char *err, size_t errlen);
+
+/* Little-endian loads that need no alignment. */
+static inline uint16_t fb_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t fb_get32(const uint8_t *p)
+{
+	return (uint32_t)fb_get16(p) | (uint32_t)fb_get16(p + 2) << 16;
+}
+
+static inline uint64_t fb_get64(const uint8_t *p)
+{
+	return (uint64_t)fb_get32(p) | (uint64_t)fb_get32(p + 4) << 32;
+}
+
+#endif
