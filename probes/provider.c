@@ -14,6 +14,8 @@ const struct provider *const providers[] = {
 	&provider_begin,
 	&provider_end,
 	&provider_interval,
+	&provider_uprobe,
+	&provider_uretprobe,
 	&provider_gpu,
 	NULL,
 };

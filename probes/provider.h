@@ -110,6 +110,8 @@ bool provider_host_builtin(const char *name);
 extern const struct provider provider_begin;	/* begin_end.c */
 extern const struct provider provider_end;	/* begin_end.c */
 extern const struct provider provider_interval;	/* interval.c */
+extern const struct provider provider_uprobe;	/* uprobe.c */
+extern const struct provider provider_uretprobe;	/* uprobe.c */
 extern const struct provider provider_gpu;	/* gpu.c */
 
 #endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Function symbols of an ELF file, for uprobes: the .symtab and .dynsym
+ * functions of a binary or library with their file offsets (what the
+ * uprobe PMU takes), C++ names demangled, and how a probe's BIN (a path,
+ * a library name such as "libc", a program in $PATH) becomes a file.
+ */
+#ifndef GT_ELF_SYMS_H
+#define GT_ELF_SYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct syms_func {
+	char *name;		/* as in the symbol table (mangled) */
+	char *demangled;	/* C++: "ns::f(int)"; NULL for C names */
+	char *base;		/* C++: "ns::f" (no parameters, no return type) */
+	uint64_t addr;		/* st_value */
+	uint64_t size;		/* st_size, 0 when unknown */
+	uint64_t offset;	/* file offset of addr */
+};
+
+struct syms {
+	char *path;
+	struct syms_func *funcs;	/* sorted by name, unique (name, addr) */
+	size_t n;
+};
+
+/*
+ * Read the function symbols of PATH.  *OUT is shared with a one-entry
+ * cache (wildcards parse the same file once per match): never free it,
+ * it stays valid until the next syms_load() of another file or
+ * syms_cache_drop().  Negative errno and ERR on failure.
+ */
+int syms_load(const char *path, const struct syms **out, char *err,
+	      size_t errlen);
+void syms_cache_drop(void);
+
+/* The name to show: demangled if C++, else the symbol name. */
+static inline const char *syms_display(const struct syms_func *f)
+{
+	return f->demangled ? f->demangled : f->name;
+}
+
+/* Does glob PATTERN match F's mangled, demangled or base name? */
+bool syms_match(const struct syms_func *f, const char *pattern);
+
+/*
+ * The function named NAME (exactly: mangled, demangled or base name, in
+ * that order of preference; a defined size wins over size 0).  NULL and
+ * *AMBIGUOUS = true when NAME is only a base name of several functions.
+ */
+const struct syms_func *syms_lookup(const struct syms *s, const char *name,
+				    bool *ambiguous);
+
+/* malloc'd demangled NAME (with parameters unless BASE), or NULL. */
+char *syms_demangle(const char *name, bool base);
+
+/*
+ * The library NAME ("libc", "libc.so.6", "libpthread") as an absolute
+ * path: from /proc/PID/maps of PID when PID != 0, else from the dynamic
+ * loader's cache.  0, or -ENOENT.
+ */
+int syms_find_lib(const char *name, int pid, char *out, size_t outlen);
+
+/*
+ * A probe's BIN as an absolute, symlink-free path: BIN itself when it
+ * holds a '/', else a library (syms_find_lib) or a program in $PATH.
+ * Negative errno and ERR ("cannot find library 'libfoo'") on failure.
+ */
+int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
+		 char *err, size_t errlen);
+
+/*
+ * -l: print "PROV:PATH:NAME" for each function of PATH whose name
+ * matches glob PATTERN (NULL: all), demangled, sorted and unique.
+ * Returns the number printed or negative errno (message on stderr).
+ */
+int syms_list(const char *prov, const char *path, const char *pattern,
+	      FILE *out);
+
+/*
+ * -l TEXT: TEXT is "uprobe:BIN[:GLOB]", "uretprobe:BIN[:GLOB]" or a bare
+ * BIN (all its functions, as uprobes); BIN is resolved as a probe's,
+ * with PID's maps when PID != 0.  syms_list()'s result.
+ */
+int syms_list_text(const char *text, int pid, FILE *out);
+
+#endif

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Differential: uprobe programs that bpftrace 0.17 can express, run by
+# bpftrace and by gputrace on a fresh workload each; stdout must be the
+# same byte for byte, "Attaching N probes..." left out.  (Not in
+# tests/diff/: those run without a workload.)  func is compared in
+# uprobes only: bpftrace 0.17 gives the caller's name in uretprobes.
+. "$(dirname "$0")/../progs/uprobe_lib.sh"
+
+BPFTRACE=${BPFTRACE:-bpftrace}
+if ! timeout 10 "$BPFTRACE" -e 'BEGIN { exit(); }' >/dev/null 2>&1; then
+	echo "$BPFTRACE is not runnable here"
+	exit 77
+fi
+
+DONE="uprobe:$BIN:gt_done { exit(); }"
+failed=0
+
+# case NAME WAIT PROG
+case_() {
+	trace "$BPFTRACE" "$2,gt_done" 2 "$3 $DONE"
+	brc=$?
+	mv "$T/out" "$T/bpftrace"
+	trace "$GT" "$2,gt_done" 2 "$3 $DONE"
+	grc=$?
+	if [ "$grc" -ne 0 ] || ! grep -q . "$T/out"; then
+		echo "FAIL $1: gputrace status $grc, output:"
+		cat "$T/out" "$T/err"
+		failed=1
+	elif [ "$brc" -ne "$grc" ] || ! cmp -s "$T/bpftrace" "$T/out"; then
+		echo "FAIL $1 (status bpftrace $brc, gputrace $grc)"
+		diff -u --label bpftrace --label gputrace "$T/bpftrace" "$T/out"
+		head -n 10 "$T/err"
+		failed=1
+	else
+		echo "ok $1"
+		sed 's/^/    | /' "$T/out"
+	fi
+}
+
+case_ args add10 "uprobe:$BIN:add10 {
+	printf(\"%d %d %d %d %d %d %s\n\", arg0, arg1, arg2, arg3, arg4, arg5, func);
+	@s = stats(arg0 + arg5); @h = hist(arg4);
+}"
+case_ retval func_b,add10 "uretprobe:$BIN:func_b { @[retval] = sum(retval + 1); }
+uretprobe:$BIN:add10 { @sum = sum(retval); @l = lhist(retval, 0, 100, 10); }"
+case_ wildcard func_a,func_b,func_c "uprobe:$BIN:func_* {
+	@[func] = count(); @p[probe] = count(); @a = sum(arg0);
+}"
+case_ cxx _ZN6gtdemo5twiceEi,_ZN6gtdemo7Counter4bumpEi "
+uprobe:$LIB:_ZN6gtdemo5twiceEi { printf(\"%s %d\n\", func, arg0); }
+uprobe:$LIB:_ZN6gtdemo7Counter4bumpEi { @[func] = sum(arg1); }"
+exit $failed

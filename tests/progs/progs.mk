@@ -1,0 +1,20 @@
+# Test programs for the uprobe tests (tests/accept/uprobe_*.sh,
+# tests/unit/test_syms.c): a workload and a C++ shared library, built
+# -O0 -g -fno-inline whatever CFLAGS say, so that every call is real.
+
+PROGS_DIR    := $(BUILD)/progs
+PROGS_CFLAGS := -O0 -g -fno-inline -fno-omit-frame-pointer -Wall
+
+EXTRA_ALL += $(PROGS_DIR)/uprobe_target $(PROGS_DIR)/libgtdemo.so
+
+# Compiled as C++, linked as C: it uses nothing from libstdc++.
+$(PROGS_DIR)/libgtdemo.so: tests/progs/gtdemo.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROGS_CFLAGS) -fPIC -fno-exceptions -fno-rtti \
+		-c -o $(PROGS_DIR)/gtdemo.o $<
+	$(CC) -shared -o $@ $(PROGS_DIR)/gtdemo.o
+
+# -rdynamic: its -w option finds its own functions with dlsym.
+$(PROGS_DIR)/uprobe_target: tests/progs/uprobe_target.c $(PROGS_DIR)/libgtdemo.so
+	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< -L$(PROGS_DIR) -lgtdemo \
+		-Wl,-rpath,'$$ORIGIN' -ldl

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A deterministic workload for the uprobe tests.  Each round calls
+ * add10(1..10) once (arg6..arg9 on the stack), func_a(r) once, func_b(r)
+ * twice, func_c(r) three times and gtdemo_run(r) once (libgtdemo.so,
+ * C++ inside); then gt_done() once.  Built -O0 -fno-inline so every call
+ * really happens.
+ *
+ *   uprobe_target [-n ROUNDS] [-w SYM[+OFF],...] [-k]
+ *
+ * -w: before the first call, wait (up to 10 s) until a uprobe breakpoint
+ * (int3, 0xcc) sits at each SYM[+OFF] in our own memory, i.e. until the
+ * tracer has attached there, then 200 ms more for the program to be
+ * linked to the event.  SYM is looked up with dlsym (we are linked
+ * -rdynamic), so libgtdemo.so's and libc's functions work too.
+ * -k: after the rounds, wait for a signal instead of exiting, so that a
+ * tracer can still read our /proc/PID/maps (symbolization) at its exit.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int gtdemo_run(int r);
+
+long add10(long a0, long a1, long a2, long a3, long a4, long a5, long a6,
+	   long a7, long a8, long a9)
+{
+	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
+}
+
+int func_a(int x)
+{
+	return x + 1;
+}
+
+int func_b(int x)
+{
+	return x * 2;
+}
+
+int func_c(int x)
+{
+	return x - 3;
+}
+
+void gt_done(void)
+{
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Is there an int3 at SYM[+OFF]? -1 if SYM does not exist. */
+static int probed(const char *spec)
+{
+	char name[256], *plus;
+	unsigned long off = 0;
+	unsigned char *p;
+
+	snprintf(name, sizeof(name), "%s", spec);
+	plus = strchr(name, '+');
+	if (plus) {
+		*plus = 0;
+		off = strtoul(plus + 1, NULL, 0);
+	}
+	p = dlsym(RTLD_DEFAULT, name);
+	if (!p)
+		return -1;
+	return *(volatile unsigned char *)(p + off) == 0xcc;
+}
+
+static int wait_probes(char *list)
+{
+	char *spec, *save = NULL;
+	int ms;
+
+	for (spec = strtok_r(list, ",", &save); spec;
+	     spec = strtok_r(NULL, ",", &save)) {
+		for (ms = 0; ; ms++) {
+			int r = probed(spec);
+
+			if (r < 0) {
+				fprintf(stderr, "uprobe_target: no symbol '%s'\n", spec);
+				return -1;
+			}
+			if (r)
+				break;
+			if (ms == 10000) {
+				fprintf(stderr, "uprobe_target: no probe at %s after 10 s\n",
+					spec);
+				return -1;
+			}
+			sleep_ms(1);
+		}
+	}
+	sleep_ms(200);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 3, keep = 0, c, r, i;
+	char *wait = NULL;
+	cpu_set_t one;
+	long sum = 0;
+
+	while ((c = getopt(argc, argv, "n:w:k")) != -1) {
+		switch (c) {
+		case 'n':
+			rounds = atoi(optarg);
+			break;
+		case 'w':
+			wait = optarg;
+			break;
+		case 'k':
+			keep = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: uprobe_target [-n ROUNDS] [-w SYM[+OFF],...] [-k]\n");
+			return 2;
+		}
+	}
+	/* one CPU: a tracer's per-cpu buffers then see our events in order */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	if (wait && wait_probes(wait))
+		return 1;
+	for (r = 0; r < rounds; r++) {
+		sum += add10(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+		sum += func_a(r);
+		for (i = 0; i < 2; i++)
+			sum += func_b(r);
+		for (i = 0; i < 3; i++)
+			sum += func_c(r);
+		sum += gtdemo_run(r);
+	}
+	gt_done();
+	if (keep)
+		pause();
+	return sum == -1;
+}
