@@ -278,9 +278,20 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 	const char *b = n->str;
 	struct builtin_src src;
 
-	if (g->device)
+	if (g->device) {
 		gen_dev_builtin(g, n);
-	else if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_PTR_U32) {
+		int save = g->sp, t = stack_alloc(g, 8);
+
+		emit(g, I_ST(BPF_DW, BPF_REG_10, t, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.ptr_off));
+		stack_ptr(g, BPF_REG_1, t);
+		emit(g, I_MOV64_IMM(BPF_REG_2, 4));
+		emit(g, I_CALL(H_PROBE_READ_USER));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, t));
+		g->sp = save;
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_6, src.off));
 	} else if (!provider_src(g, b, &src) && src.kind == BSRC_USTACK_U64) {
 		int save = g->sp, t = stack_alloc(g, 8);
@@ -320,6 +331,8 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 		g->failed = true;
 		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
 	}
+	if (!g->device && !provider_src(g, b, &src) && src.u32)
+		emit(g, I_MOV32_REG(BPF_REG_0, BPF_REG_0));
 }
 
 static const char *posarg(struct cg *g, struct node *n)
@@ -549,6 +562,22 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 		if (!provider_src(g, n->str, &src) && src.kind == BSRC_STR) {
 			store_bytes(g, dst, src.str, strnlen(src.str, GT_STRLEN - 1),
 				    GT_STRLEN);
+		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_MAP_STR) {
+			int save2 = g->sp, key = stack_alloc(g, 8), j1, j2;
+
+			emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, src.off));
+			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
+			emit_map_ref(g, BPF_REG_1, src.map);
+			stack_ptr(g, BPF_REG_2, key);
+			emit(g, I_CALL(H_MAP_LOOKUP));
+			j1 = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+			copy_mem(g, BPF_REG_0, 0, dst, GT_STRLEN);
+			j2 = jmp_fwd(g, I_JA(0));
+			patch(g, j1);
+			store_bytes(g, dst, src.str, strnlen(src.str, GT_STRLEN - 1),
+				    GT_STRLEN);
+			patch(g, j2);
+			g->sp = save2;
 		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_CTX_STR) {
 			zero_mem(g, dst, GT_STRLEN);
 			stack_ptr(g, BPF_REG_1, dst);
@@ -924,6 +953,24 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	}
 	vars_start = g->sp;
 	(void)vars_start;
+	struct probe_filter flt;
+
+	if (!g->device && g->probe->prov->filter &&
+	    g->probe->prov->filter(g->probe, &flt) == 1) {
+		/* provider filter: go on only when map[key] has the bit */
+		int key = stack_alloc(g, 8);
+
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, flt.off));
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
+		emit_map_ref(g, BPF_REG_1, flt.map);
+		stack_ptr(g, BPF_REG_2, key);
+		emit(g, I_CALL(H_MAP_LOOKUP));
+		emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
+		emit(g, I_JMP_IMM(BPF_JSET, BPF_REG_0, 1 << flt.bit, 2));
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		emit(g, I_EXIT());
+	}
 	if (!g->device && g->probe->target_pid && g->probe->prov->pid_filter) {
 		/* -p PID: other processes leave at once */
 		emit(g, I_CALL(H_PID_TGID));
@@ -1006,43 +1053,53 @@ static void map_def(struct gt_map_def *d, struct map_layout *ml, struct map_sym 
 int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 {
 	struct cg g = { .u = u, .opts = opts };
-	int err = 0, np = 0;
+	struct gt_map_def events = {
+		.name = ".events", .type = GT_MT_RINGBUF,
+		.max_entries = GT_EVENTS_MAP_SIZE, .fd = -1,
+	};
+	struct gt_map_def lost = {
+		.name = ".lost", .type = GT_MT_PERCPU_ARRAY, .key_size = 4,
+		.value_size = 8, .max_entries = 1, .fd = -1,
+	};
+	int err = 0;
 
 	memset(obj, 0, sizeof(*obj));
 	layouts = calloc(u->nmaps + 1, sizeof(*layouts));
-	obj->nmaps = u->nmaps + 2;
-	obj->maps = calloc(obj->nmaps, sizeof(*obj->maps));
-	obj->progs = calloc(u->nprobes + 1, sizeof(*obj->progs));
-	if (!layouts || !obj->maps || !obj->progs) {
-		err = -ENOMEM;
-		goto out;
+	if (!layouts)
+		return -ENOMEM;
+	for (struct map_sym *m = u->maps; m; m = m->next) {
+		struct gt_map_def d;
+
+		map_def(&d, &layouts[m->index], m);
+		if (gt_object_add_map(obj, &d) < 0)
+			return -ENOMEM;
 	}
-	for (struct map_sym *m = u->maps; m; m = m->next)
-		map_def(&obj->maps[m->index], &layouts[m->index], m);
-	snprintf(obj->maps[u->nmaps].name, 64, ".events");
-	obj->maps[u->nmaps].type = GT_MT_RINGBUF;
-	obj->maps[u->nmaps].max_entries = GT_EVENTS_MAP_SIZE;
-	obj->maps[u->nmaps].fd = -1;
-	snprintf(obj->maps[u->nmaps + 1].name, 64, ".lost");
-	obj->maps[u->nmaps + 1].type = GT_MT_PERCPU_ARRAY;
-	obj->maps[u->nmaps + 1].key_size = 4;
-	obj->maps[u->nmaps + 1].value_size = 8;
-	obj->maps[u->nmaps + 1].max_entries = 1;
-	obj->maps[u->nmaps + 1].fd = -1;
+	if (gt_object_add_map(obj, &events) < 0 || gt_object_add_map(obj, &lost) < 0)
+		return -ENOMEM;
 	for (struct clause *cl = u->prog->clauses; cl; cl = cl->next) {
 		struct clause_info *ci = &u->clauses[cl->index];
 
 		for (int i = 0; i < ci->nprobes; i++) {
+			struct gt_bpf_prog prog = { .fd = -1 };
+			char msg[256] = "";
+
 			g.probe = ci->probes[i];
-			obj->progs[np].probe = g.probe;
-			err = gen_prog(&g, cl, ci, &obj->progs[np]);
-			np++;
-			if (err)
+			if (g.probe->prov->extras &&
+			    (err = g.probe->prov->extras(g.probe, obj, msg, sizeof(msg)))) {
+				diag_error(cl->aps->loc, "%s: %s", g.probe->name, msg);
 				goto out;
+			}
+			prog.probe = g.probe;
+			err = gen_prog(&g, cl, ci, &prog);
+			if (!err && gt_object_add_prog(obj, &prog) < 0)
+				err = -ENOMEM;
+			if (err) {
+				free(prog.insns);
+				goto out;
+			}
 		}
 	}
 out:
-	obj->nprogs = np;
 	free(g.code);
 	free(g.rets);
 	return err;

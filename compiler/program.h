@@ -47,6 +47,10 @@ struct gt_object {
 	int nprogs;
 };
 
+/* Append a copy of DEF / PROG (the object takes PROG's insns); index or -ENOMEM. */
+int gt_object_add_map(struct gt_object *obj, const struct gt_map_def *def);
+int gt_object_add_prog(struct gt_object *obj, const struct gt_bpf_prog *prog);
+
 /*
  * Create every map and load every program (program type from the probe's
  * provider).  On failure: negative errno, a message naming the map or

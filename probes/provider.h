@@ -24,13 +24,30 @@ enum bsrc_kind {
 	BSRC_USTACK_U64,	/* *(u64 *)(user sp + off), sp from ctx + sp_off */
 	BSRC_STR,		/* the constant string str */
 	BSRC_CTX_STR,		/* user string at the address *(u64 *)(ctx + off) */
+	BSRC_MAP_STR,		/* string value of map `map` at key *(u64 *)(ctx + off),
+				 * or `str` when the key is absent */
+	BSRC_PTR_U32,		/* *(u32 *)(*(u64 *)(ctx + off) + ptr_off), user memory */
 };
 
 struct builtin_src {
 	enum bsrc_kind kind;
 	int off;
 	int sp_off;		/* BSRC_USTACK_U64: offset of sp in ctx */
+	int ptr_off;		/* BSRC_PTR_U32 */
+	bool u32;		/* keep only the low 32 bits (C unsigned int args) */
+	int map;		/* BSRC_MAP_STR: index in the object's maps */
 	const char *str;
+};
+
+/*
+ * A filter the code generator puts first in a probe's program: it goes on
+ * only when map `map` holds key *(u64 *)(ctx + off) with a value that has
+ * bit `bit` set (cuda:launch:GLOB: the kernels whose name matches).
+ */
+struct probe_filter {
+	int map;
+	int off;
+	int bit;
 };
 
 /* One attach point, after the probe list and its wildcards are expanded. */
@@ -83,6 +100,15 @@ struct provider {
 	 * NULL when the provider takes no wildcards.
 	 */
 	int (*expand)(const struct probe *p, char ***out, char *err, size_t errlen);
+	/*
+	 * Maps and programs the provider needs besides the clause's own (for
+	 * cuda: the handle-to-name table and the probes that fill it),
+	 * appended to OBJ (struct gt_object *); called by the code generator
+	 * before it generates P's program.  0 or negative errno with ERR.
+	 */
+	int (*extras)(struct probe *p, void *obj, char *err, size_t errlen);
+	/* 1 and *F filled when P's program must start with a filter. */
+	int (*filter)(const struct probe *p, struct probe_filter *f);
 	/* Whether -p PID scoping must be added to this provider's programs
 	 * as a pid check (false where attach() scopes them itself or where
 	 * they are not tied to a process: BEGIN, END, interval). */

@@ -17,6 +17,7 @@
 #include "lang/ast.h"
 #include "probes/provider.h"
 #include "runtime/child.h"
+#include "runtime/list.h"
 #include "runtime/session.h"
 
 #define GT_VERSION "0.1.0"
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
 	struct unit *u = NULL;
 	struct gt_object obj = { 0 };
 	struct out o = { 0 };
-	bool dry_run = false, have_obj = false;
+	bool dry_run = false, have_obj = false, list = false;
 	unsigned dump = 0;
 	char *text = NULL;
 	int c, ret = 1;
@@ -158,8 +159,8 @@ int main(int argc, char **argv)
 			cmd = optarg;
 			break;
 		case 'l':
-			fprintf(stderr, "gputrace: -%c is not available in this build yet\n", c);
-			return 1;
+			list = true;
+			break;
 		case 'f':
 			fmt = optarg;
 			if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
@@ -196,6 +197,21 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 1;
 		}
+	}
+	if (list) {
+		int lpid = sopts.pid;
+
+		if (cmd) {
+			/* the program itself: its first word */
+			char w[4096], *sp;
+
+			snprintf(w, sizeof(w), "uprobe:%s", cmd);
+			sp = strchr(w, ' ');
+			if (sp)
+				*sp = 0;
+			return list_probes(w, 0, stdout);
+		}
+		return list_probes(optind < argc ? argv[optind] : NULL, lpid, stdout);
 	}
 	if (prog_text) {
 		src.name = "stdin";
