@@ -966,7 +966,7 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		stack_ptr(g, BPF_REG_2, key);
 		emit(g, I_CALL(H_MAP_LOOKUP));
 		emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3));
-		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, flt.val_off));
 		emit(g, I_JMP_IMM(BPF_JSET, BPF_REG_0, 1 << flt.bit, 2));
 		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
 		emit(g, I_EXIT());

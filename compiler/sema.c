@@ -265,6 +265,8 @@ static bool builtin_known(const char *name)
 
 static struct type *builtin_type(const char *name)
 {
+	if (!strcmp(name, "kernel"))
+		return type_symbol();
 	if (!strcmp(name, "comm") || !strcmp(name, "probe") ||
 	    !strcmp(name, "func") || !strcmp(name, "kernel") ||
 	    !strcmp(name, "kind"))

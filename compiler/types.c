@@ -32,6 +32,14 @@ struct type *type_string(void)
 	return mk(T_STR, GT_STRLEN);
 }
 
+struct type *type_symbol(void)
+{
+	struct type *t = mk(T_STR, GT_STRLEN);
+
+	t->symbol = true;
+	return t;
+}
+
 struct type *type_tuple(struct type **elems, int n)
 {
 	struct type *t = mk(T_TUPLE, 0);

@@ -23,6 +23,7 @@ enum agg_kind {
 struct type {
 	enum type_kind kind;
 	bool is_signed;		/* T_INT; T_AGG: of the aggregated values */
+	bool symbol;		/* T_STR: a mangled name, shown demangled */
 	enum agg_kind agg;	/* T_AGG */
 	int nelems;		/* T_TUPLE */
 	struct type **elems;
@@ -33,6 +34,7 @@ struct type {
 struct type *type_void(void);
 struct type *type_int(bool is_signed);
 struct type *type_string(void);
+struct type *type_symbol(void);	/* a string shown demangled (kernel) */
 struct type *type_tuple(struct type **elems, int n);
 struct type *type_agg(enum agg_kind agg, bool is_signed);
 

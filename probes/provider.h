@@ -41,12 +41,14 @@ struct builtin_src {
 
 /*
  * A filter the code generator puts first in a probe's program: it goes on
- * only when map `map` holds key *(u64 *)(ctx + off) with a value that has
- * bit `bit` set (cuda:launch:GLOB: the kernels whose name matches).
+ * only when map `map` holds key *(u64 *)(ctx + off) with a value whose
+ * u64 at val_off has bit `bit` set (cuda:launch:GLOB: the kernels whose
+ * name matches).
  */
 struct probe_filter {
 	int map;
 	int off;
+	int val_off;		/* the u64 holding the bits, in the map value */
 	int bit;
 };
 

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "probes/elf_syms.h"
 #include "runtime/maps.h"
 
 static void *xcalloc(size_t n, size_t size)
@@ -30,6 +31,15 @@ void maps_decode(const struct type *t, const void *p, struct out_val *v)
 	case T_STR:
 		v->type = OV_STR;
 		v->s = strndup(p, GT_STRLEN);
+		if (t->symbol && v->s && !strncmp(v->s, "_Z", 2)) {
+			/* kernel names: demangled, without parameters */
+			char *d = syms_demangle(v->s, true);
+
+			if (d) {
+				free((char *)v->s);
+				v->s = d;
+			}
+		}
 		break;
 	case T_TUPLE:
 		v->type = OV_TUPLE;

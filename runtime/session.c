@@ -50,8 +50,9 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 {
 	const struct type *t = ev->args;
 	struct fmt_arg args[32];
+	struct out_val sym[32];
 	char *text = NULL;
-	int len;
+	int len, nsym = 0;
 
 	for (int i = 0; i < t->nelems; i++) {
 		const uint8_t *a = p + t->offsets[i];
@@ -61,6 +62,11 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 		if (t->elems[i]->kind == T_STR) {
 			args[i].type = FMT_STR;
 			args[i].s = (const char *)a;
+			if (t->elems[i]->symbol) {
+				/* decoded like map keys: demangled */
+				maps_decode(t->elems[i], a, &sym[nsym]);
+				args[i].s = sym[nsym++].s;
+			}
 		} else {
 			args[i].type = t->elems[i]->is_signed ? FMT_INT : FMT_UINT;
 			memcpy(&args[i].i, a, 8);
@@ -70,6 +76,8 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 	if (len >= 0)
 		out_printf(s->o, text, len);
 	free(text);
+	while (nsym--)
+		maps_val_free(&sym[nsym]);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
