@@ -49,7 +49,7 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 		      const uint8_t *p)
 {
 	const struct type *t = ev->args;
-	struct fmt_arg args[32];
+	struct fmt_arg args[32] = { 0 };
 	struct out_val sym[32];
 	char *text = NULL;
 	int len, nsym = 0;
