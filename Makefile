@@ -17,7 +17,10 @@ LDLIBS   += $(STATIC_LIBS) -ldl -lpthread -lm
 LEX_SRC  := lang/lexer.l
 YACC_SRC := lang/parser.y
 GEN_C    := $(BUILD)/lang/lexer.c $(BUILD)/lang/parser.c
-SRCS     := $(filter-out runtime/main.c,$(wildcard lang/*.c compiler/*.c runtime/*.c runtime/agent/*.c probes/*.c))
+# runtime/agent/agent_*.c are the in-process agent (agent_so.mk builds it),
+# except the config file code, which the tracer writes with.
+AGENT_ONLY := $(filter-out runtime/agent/agent_config.c,$(wildcard runtime/agent/agent_*.c))
+SRCS     := $(filter-out runtime/main.c $(AGENT_ONLY),$(wildcard lang/*.c compiler/*.c runtime/*.c runtime/agent/*.c probes/*.c))
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o) $(GEN_C:%.c=%.o)
 MAIN_OBJ := $(BUILD)/runtime/main.o
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -29,6 +32,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # agent): they add to EXTRA_OBJS, EXTRA_UNIT_DEPS and their own rules.
 -include tests/progs/progs.mk
 -include runtime/agent/agent.mk
+-include runtime/agent/agent_so.mk
 
 all: $(BUILD)/gputrace $(BUILD)/tools/workload $(EXTRA_ALL)
 

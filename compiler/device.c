@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compiler/device.h"
 #include "compiler/verifier.h"
@@ -45,4 +46,69 @@ int device_verify(const struct unit *u, const struct gt_object *obj, FILE *walk)
 	}
 	free(dm);
 	return ret;
+}
+
+int device_lower(const struct unit *u, const struct gt_object *obj,
+		 struct device_set *out)
+{
+	struct gt_dev_map *dm = device_maps(u);
+	char err[512];
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(obj->nprogs + 1, sizeof(*out->v));
+	if (!dm || !out->v) {
+		free(dm);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct gt_bpf_prog *p = &obj->progs[i];
+		struct device_probe *d = &out->v[out->n];
+		struct pl_opts o = {
+			.index = out->n,
+			.mode = p->probe->warp ? PL_WARP : PL_THREAD,
+		};
+
+		if (!p->probe->prov->device)
+			continue;
+		ret = pl_lower(p->insns, p->ninsns, dm, u->nmaps, &o, &d->func,
+			       err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "gputrace: %s: cannot lower to PTX: %s\n",
+				p->probe->name, err);
+			break;
+		}
+		d->probe = p->probe;
+		d->call = pl_call_text(d->func.index, d->func.nargs);
+		out->n++;
+		if (!d->call) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (!ret && out->n) {
+		struct pl_func *f = calloc(out->n, sizeof(*f));
+
+		for (int i = 0; f && i < out->n; i++)
+			f[i] = out->v[i].func;
+		out->decls = f ? pl_decls(f, out->n) : NULL;
+		free(f);
+		if (!out->decls)
+			ret = -ENOMEM;
+	}
+	free(dm);
+	if (ret)
+		device_set_free(out);
+	return ret;
+}
+
+void device_set_free(struct device_set *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		pl_func_free(&s->v[i].func);
+		free(s->v[i].call);
+	}
+	free(s->v);
+	free(s->decls);
+	memset(s, 0, sizeof(*s));
 }

@@ -10,6 +10,7 @@
 
 #include "compiler/dev_helpers.h"
 #include "compiler/program.h"
+#include "compiler/ptx_lower.h"
 #include "compiler/sema.h"
 
 /* The device maps of U, indexed like the unit's maps (malloc'd). */
@@ -21,5 +22,26 @@ struct gt_dev_map *device_maps(const struct unit *u);
  * rejection.
  */
 int device_verify(const struct unit *u, const struct gt_object *obj, FILE *walk);
+
+/* A lowered device program: one per gpu: attach point. */
+struct device_probe {
+	struct probe *probe;	/* glob in probe->func, warp, retprobe (exit) */
+	struct pl_func func;	/* __gt_probe_<index> */
+	char *call;		/* the splicer's entry/exit text */
+};
+
+struct device_set {
+	struct device_probe *v;
+	int n;
+	char *decls;		/* runtime + every probe function */
+};
+
+/*
+ * Lower every verified device program of OBJ to PTX (-d ptx prints the
+ * functions).  0, or negative errno after reporting.
+ */
+int device_lower(const struct unit *u, const struct gt_object *obj,
+		 struct device_set *out);
+void device_set_free(struct device_set *s);
 
 #endif

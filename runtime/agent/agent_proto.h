@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the tracer and the in-process agent share.
+ *
+ *  - The configuration: written by the tracer to a file before the target
+ *    starts (GPUTRACE_AGENT_CONFIG=path), read by the agent's constructor.
+ *  - A Unix SOCK_SEQPACKET socket (GPUTRACE_AGENT_SOCK=path): the agent
+ *    connects, then messages flow both ways, one per packet.
+ *  - A shared-memory segment (a memfd the target inherits,
+ *    GPUTRACE_AGENT_SEG=fd): device map snapshots, written by the agent,
+ *    read by the tracer.
+ *
+ * The launch parameter: every instrumented kernel gets one added
+ * by-value parameter `.param .align 8 .b8 __gt_ctx[32]` holding
+ * struct agent_launch_param; the agent fills a host copy per launch and
+ * passes its address in kernelParams (or copies it into the `extra`
+ * buffer at ptx_ctx_offset()).  No API call is added to a launch.
+ */
+#ifndef GT_AGENT_PROTO_H
+#define GT_AGENT_PROTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/agent/devrt.h"
+
+#define AGENT_ENV_CONFIG	"GPUTRACE_AGENT_CONFIG"
+#define AGENT_ENV_SOCK		"GPUTRACE_AGENT_SOCK"
+#define AGENT_ENV_SEG		"GPUTRACE_AGENT_SEG"
+
+struct agent_launch_param {
+	uint64_t ctx;		/* device address of this context's devrt_ctx */
+	uint64_t launch;	/* launch sequence number (per process) */
+	uint64_t launch_ns;	/* CLOCK_REALTIME ns at the launch call */
+	uint64_t kernel;	/* kernel id: index in the context's name table */
+};
+
+/* One gpu: clause. */
+struct agent_clause {
+	int id;			/* probe function __gt_probe_<id> */
+	bool warp;		/* gpu:warp (else gpu:kernel) */
+	bool exit;		/* :exit (else :entry) */
+	char *glob;		/* kernel name glob (demangled base or mangled) */
+	char *call;		/* the splicer's entry/exit text for it */
+};
+
+struct agent_config {
+	int nmaps;
+	struct devrt_map_desc *maps;	/* kind, flags, sizes, shards set; base 0 */
+	int nclauses;
+	struct agent_clause *clauses;
+	char *decls;			/* module-scope PTX: runtime + probe functions */
+	unsigned ptx_major, ptx_minor;	/* minimum .version of a spliced module */
+	uint32_t nrings, ring_bytes;	/* printf rings per context */
+	bool verbose;			/* report JIT times and every decision */
+	char *cache_dir;		/* JIT cache ("" for none) */
+};
+
+/* 0 or negative errno. */
+int agent_config_write(const struct agent_config *c, const char *path);
+int agent_config_read(const char *path, struct agent_config *c);
+void agent_config_free(struct agent_config *c);
+
+enum agent_msg_type {
+	AGENT_MSG_HELLO = 1,	/* agent: u32 pid; hooks are in place */
+	AGENT_MSG_REPORT,	/* agent: one line of text (instrumented, skipped, failed) */
+	AGENT_MSG_SNAPSHOT,	/* tracer: copy the device maps into the segment */
+	AGENT_MSG_SNAPSHOT_DONE,/* agent: the segment holds the snapshot of `seq` */
+	AGENT_MSG_PRINTF,	/* agent: printf records, see agent_printf_rec */
+	AGENT_MSG_DETACH,	/* tracer: restore the original launches */
+	AGENT_MSG_BYE,		/* agent: the process exits; final snapshot in the segment */
+};
+
+struct agent_msg {
+	uint32_t type;
+	uint32_t len;		/* bytes of payload after this header */
+	uint64_t seq;		/* SNAPSHOT and its DONE: the request number */
+	/* payload follows */
+};
+
+/* AGENT_MSG_PRINTF payload: records back to back, each 8-aligned. */
+struct agent_printf_rec {
+	uint32_t fmt;		/* printf event id */
+	uint32_t size;		/* argument bytes that follow */
+	/* args */
+};
+
+/*
+ * The segment: this header, then one image per (context, map), each
+ * described by an agent_seg_map and 8-aligned.  The agent writes the
+ * images, then the header's seq (last); the tracer reads after DONE/BYE.
+ */
+#define AGENT_SEG_MAGIC 0x67657374726163ull
+#define AGENT_SEG_BYTES (512ull << 20)	/* sparse: pages exist once written */
+
+struct agent_seg_map {
+	uint32_t map;		/* device map id */
+	uint32_t gpu;		/* device ordinal of the context */
+	uint64_t offset;	/* of the image from the segment start */
+	uint64_t bytes;		/* devrt_map_bytes() */
+	uint64_t drops;		/* printf drops of that context (map 0 only) */
+	struct devrt_map_desc desc;	/* as the agent completed it (nwords, shards) */
+};
+
+struct agent_seg_hdr {
+	uint64_t magic;
+	uint64_t seq;		/* snapshot number, written last */
+	uint32_t nimages;
+	uint32_t pad;
+	struct agent_seg_map images[];
+};
+
+#endif
