@@ -13,6 +13,13 @@
 
 /* Name of the parameter appended to every instrumented .entry. */
 #define PTX_CTX_PARAM "__gt_ctx"
+/*
+ * The added parameter: 32 bytes by value (struct agent_launch_param: the
+ * context pointer, then launch number, launch time, kernel id), read as
+ * %gt_ctx, %gt_launch, %gt_launch_ns and %gt_kernel.
+ */
+#define PTX_CTX_BYTES 32
+#define PTX_CTX_DECL ".param .align 8 .b8 " PTX_CTX_PARAM "[32]"
 
 enum ptx_pkind {
 	PTX_P_UNSIGNED,		/* .u8 .. .u64 */

@@ -79,6 +79,7 @@ struct job {
 	int nedits, cap;
 	int uniq;		/* label counter, module-wide */
 	bool need_t0;
+	bool need_word[4];	/* %gt_launch, %gt_launch_ns, %gt_kernel: words 1-3 */
 	bool *need_arg;		/* [PTX_MAX_ARG + 1] */
 	char *err;
 	size_t errlen;
@@ -122,6 +123,12 @@ static int scan_uses(struct job *j, const char *text)
 
 		if (!strncmp(w, "t0", 2) && !ident_char((unsigned char)w[2])) {
 			j->need_t0 = true;
+		} else if (!strncmp(w, "launch_ns", 9) && !ident_char((unsigned char)w[9])) {
+			j->need_word[2] = true;
+		} else if (!strncmp(w, "launch", 6) && !ident_char((unsigned char)w[6])) {
+			j->need_word[1] = true;
+		} else if (!strncmp(w, "kernel", 6) && !ident_char((unsigned char)w[6])) {
+			j->need_word[3] = true;
 		} else if (!strncmp(w, "arg", 3) &&
 			   isdigit((unsigned char)w[3])) {
 			char *end;
@@ -219,6 +226,9 @@ static void load_arg(struct sb *b, int n, const struct ptx_param *p)
 	sb_printf(b, "\tmov.u64 \t%%gt_arg%d, 0;\n", n);
 }
 
+/* The launch parameter's words after the context pointer. */
+static const char *const ctx_words[4] = { "ctx", "launch", "launch_ns", "kernel" };
+
 /* Declarations, context and argument loads, then the entry text. */
 static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 {
@@ -241,6 +251,10 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 		sb_printf(&b, "\t.reg .b64 \t%%gt_arg%d;\n", i);
 	}
 	sb_str(&b, "\tld.param.u64 \t%gt_ctx, [" PTX_CTX_PARAM "];\n");
+	for (int w = 1; w < 4; w++)
+		if (j->need_word[w])
+			sb_printf(&b, "\t.reg .b64 \t%%gt_%s;\n\tld.param.u64 \t%%gt_%s, [" PTX_CTX_PARAM "+%d];\n",
+				  ctx_words[w], ctx_words[w], 8 * w);
 	if (j->need_t0)
 		sb_str(&b, "\tmov.u64 \t%gt_t0, %globaltimer;\n");
 	for (int i = 0; i <= PTX_MAX_ARG; i++) {
@@ -314,14 +328,14 @@ static int splice_params(struct job *j, const struct ptx_func *f)
 		}
 	}
 	if (!f->lparen) {
-		sb_str(&b, "(\n\t.param .u64 " PTX_CTX_PARAM "\n)");
+		sb_str(&b, "(\n\t" PTX_CTX_DECL "\n)");
 		return add_edit(j, f->name_end, 0, &b);
 	}
 	if (!f->nparams) {
-		sb_str(&b, "\n\t.param .u64 " PTX_CTX_PARAM "\n");
+		sb_str(&b, "\n\t" PTX_CTX_DECL "\n");
 		return add_edit(j, f->rparen, 0, &b);
 	}
-	sb_str(&b, ",\n\t.param .u64 " PTX_CTX_PARAM);
+	sb_str(&b, ",\n\t" PTX_CTX_DECL);
 	return add_edit(j, f->last_param_end, 0, &b);
 }
 

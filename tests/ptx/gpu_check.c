@@ -311,10 +311,12 @@ static bool launch(const struct gcase *c, CUmodule mod, CUdeviceptr ctx,
 	for (int i = n; i < MAXARG; i++)
 		expect[i] = 0;	/* past the end: zero */
 	if (ctx) {
+		/* the launch parameter: 32 bytes, the context pointer first */
+		memset(slot[n], 0, PTX_CTX_BYTES);
 		memcpy(slot[n], &ctx, 8);
 		params[n] = slot[n];
 	}
-	if (f && f->nparams == n && ptx_ctx_offset(f) + 8 <= sizeof(pbuf)) {
+	if (f && f->nparams == n && ptx_ctx_offset(f) + PTX_CTX_BYTES <= sizeof(pbuf)) {
 		memset(pbuf, 0, sizeof(pbuf));
 		for (int i = 0; i < n; i++) {
 			size_t a = f->params[i].align;
@@ -325,7 +327,7 @@ static bool launch(const struct gcase *c, CUmodule mod, CUdeviceptr ctx,
 		}
 		psize = ptx_ctx_offset(f);
 		memcpy(pbuf + psize, &ctx, 8);
-		psize += 8;
+		psize += PTX_CTX_BYTES;
 		r = cuLaunchKernel(fn, c->grid, 1, 1, c->block, 1, 1,
 				   c->shmem, NULL, NULL, extra);
 	} else if (f) {

@@ -269,6 +269,32 @@ static int match_first(const char *name, void *arg)
 	return !strcmp(name, "first") || !strcmp(name, "third");
 }
 
+/* %gt_launch, %gt_launch_ns, %gt_kernel: words 1-3 of the parameter */
+static void test_splice_launch_words(void)
+{
+	struct ptx_module *m;
+	char err[256], *out = NULL;
+	const char *names[] = { "first", NULL };
+	struct ptx_splice_req req = {
+		.names = names,
+		.entry = "\t.reg .b64 %w;\n\tadd.u64 %w, %gt_launch, %gt_launch_ns;\n"
+			 "\tadd.u64 %w, %w, %gt_kernel;\n",
+	};
+
+	if (ptx_parse(hand, strlen(hand), &m, err, sizeof(err)))
+		return;
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1,
+	      "splice/launch words: one kernel");
+	CHECK(out && contains(out, "ld.param.u64 \t%gt_launch, [__gt_ctx+8];") &&
+	      contains(out, "ld.param.u64 \t%gt_launch_ns, [__gt_ctx+16];") &&
+	      contains(out, "ld.param.u64 \t%gt_kernel, [__gt_ctx+24];"),
+	      "splice/launch words loaded from the parameter");
+	CHECK(out && ptx_ctx_offset(ptx_find_entry(m, "first")) % 8 == 0,
+	      "splice/launch parameter 8-aligned");
+	free(out);
+	ptx_free(m);
+}
+
 static void test_splice_shape(void)
 {
 	struct ptx_module *m, *o = NULL;
@@ -290,9 +316,9 @@ static void test_splice_shape(void)
 		goto out;
 	}
 	CHECK(contains(out, ".version 7.0\n"), "splice/version raised");
-	CHECK(count_of(out, ".param .u64 __gt_ctx") == 2,
+	CHECK(count_of(out, PTX_CTX_DECL) == 2,
 	      "splice/context parameter added");
-	CHECK(contains(out, "first_param_4[16],\n\t.param .u64 __gt_ctx\n)"),
+	CHECK(contains(out, "first_param_4[16],\n\t" PTX_CTX_DECL "\n)"),
 	      "splice/context parameter is last");
 	CHECK(contains(out, "ld.param.s16 \t%gt_arg1, [first_param_1];"),
 	      "splice/s16 argument sign-extended");
@@ -854,6 +880,7 @@ int main(void)
 {
 	test_read();
 	test_splice_shape();
+	test_splice_launch_words();
 	test_splice_options();
 	test_errors();
 	test_nvcc();
