@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lowering verified device eBPF to a PTX function: the frame around the
+ * body (parameters, warp election, the stop flag, the stack), the public
+ * API and the text helpers.  ptx_lower_an.c analyses, ptx_lower_insn.c
+ * writes the instructions.
+ */
+#include "compiler/ptx_lower_priv.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/agent/devrt.h"
+
+void pl_printf(struct pl_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0,
+		      fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *s;
+
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		s = realloc(b->s, cap);
+		if (!s) {
+			b->oom = true;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+		va_start(ap, fmt);
+		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+int pl_fail(struct pl_ctx *c, int e, size_t insn, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->bad_insn >= 0)
+		return e;	/* report the first error only */
+	c->bad_insn = (int)insn;
+	n = snprintf(c->err, c->errlen, "probe %d: insn %zu: ",
+		     c->opts->index, insn);
+	if (n >= 0 && (size_t)n < c->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return e;
+}
+
+static void prologue(struct pl_ctx *c)
+{
+	struct pl_buf *b = &c->out;
+	int k = c->opts->index;
+	bool warp = c->opts->mode == PL_WARP;
+
+	pl_printf(b, ".func __gt_probe_%d(.param .u64 __gt_pctx, "
+		  ".param .u64 __gt_pt0", k);
+	for (int a = 0; a < c->nargs; a++)
+		pl_printf(b, ", .param .u64 __gt_pa%d", a);
+	pl_printf(b, ")\n{\n"
+		  "\t.reg .pred %%p<2>;\n"
+		  "\t.reg .b32 %%u<4>;\n"
+		  "\t.reg .b64 %%r<10>;\n"
+		  "\t.reg .b64 %%t<2>;\n"
+		  "\t.reg .b64 %%fp, %%pctx, %%pg, %%pt0, %%plan;\n");
+	if (c->nargs)
+		pl_printf(b, "\t.reg .b64 %%pa<%d>;\n", c->nargs);
+	for (int s = 0; s < PL_SLOTS; s++)
+		if (pl_promoted(c, s * 8 - PL_FRAME))
+			pl_printf(b, "\t.reg .b64 %%s%d;\n", s);
+	if (c->frame)
+		pl_printf(b, "\t.local .align 8 .b8 __gt_stk[%d];\n", c->frame);
+	if (warp) {
+		/* the lowest active lane runs the clause for the warp */
+		pl_printf(b, "\tactivemask.b32 %%u0;\n"
+			  "\tbrev.b32 %%u1, %%u0;\n"
+			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
+			  "\tmov.u32 %%u2, %%laneid;\n"
+			  "\tsetp.ne.u32 %%p0, %%u2, %%u1;\n"
+			  "\t@%%p0 bra $Lret;\n");
+		if (c->uses_lanes)
+			pl_printf(b, "\tpopc.b32 %%u0, %%u0;\n"
+				  "\tcvt.u64.u32 %%plan, %%u0;\n");
+	}
+	pl_printf(b, "\tld.param.u64 %%pctx, [__gt_pctx];\n"
+		  "\tsetp.eq.u64 %%p0, %%pctx, 0;\n"
+		  "\t@%%p0 bra $Lret;\n"
+		  "\tcvta.to.global.u64 %%pg, %%pctx;\n"
+		  "\tld.volatile.global.u32 %%u0, [%%pg+%d];\n"
+		  "\tsetp.ne.u32 %%p0, %%u0, 0;\n"
+		  "\t@%%p0 bra $Lret;\n", DEVRT_CTX_STOP);
+	if (c->uses_t0)
+		pl_printf(b, "\tld.param.u64 %%pt0, [__gt_pt0];\n");
+	for (int a = 0; a < c->nargs; a++)
+		pl_printf(b, "\tld.param.u64 %%pa%d, [__gt_pa%d];\n", a, a);
+	if (c->need_fp && c->frame)
+		pl_printf(b, "\tcvta.local.u64 %%fp, __gt_stk;\n"
+			  "\tadd.s64 %%fp, %%fp, %d;\n", c->frame);
+	else if (c->need_fp)
+		pl_printf(b, "\tmov.b64 %%fp, 0;\n");
+	/* r1 is the program's opaque context: give it the device one */
+	pl_printf(b, "\tmov.b64 %%r1, %%pctx;\n");
+}
+
+int pl_lower(const struct bpf_insn *insns, size_t n,
+	     const struct gt_dev_map *maps, int nmaps,
+	     const struct pl_opts *opts, struct pl_func *out,
+	     char *err, size_t errlen)
+{
+	struct pl_ctx c = {
+		.insns = insns, .n = n, .maps = maps, .nmaps = nmaps,
+		.opts = opts, .err = err, .errlen = errlen, .bad_insn = -1,
+	};
+	struct pl_buf body = { 0 };
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (errlen)
+		err[0] = '\0';
+	if (!n)
+		return pl_fail(&c, -EINVAL, 0, "empty program");
+	c.in = calloc(n, sizeof(*c.in));
+	c.target = calloc(n, sizeof(*c.target));
+	if (!c.in || !c.target) {
+		ret = pl_fail(&c, -ENOMEM, 0, "out of memory");
+		goto out;
+	}
+	if ((ret = pl_analyze(&c)))
+		goto out;
+	/* the body first: the prologue depends on nothing it finds */
+	for (size_t i = 0; i < n; i++) {
+		if (!c.in[i].reached)
+			continue;
+		if (c.target[i])
+			pl_printf(&c.out, "$L%zu:\n", i);
+		if ((ret = pl_emit_insn(&c, i)))
+			goto out;
+	}
+	pl_printf(&c.out, "$Lret:\n\tret;\n}\n");
+	body = c.out;
+	memset(&c.out, 0, sizeof(c.out));
+	prologue(&c);
+	pl_printf(&c.out, "%s", body.s ? body.s : "");
+	if (c.out.oom || body.oom) {
+		ret = pl_fail(&c, -ENOMEM, 0, "out of memory");
+		goto out;
+	}
+	out->text = c.out.s;
+	c.out.s = NULL;
+	out->index = opts->index;
+	out->nargs = c.nargs;
+	out->frame = c.frame;
+	for (int s = 0; s < PL_SLOTS; s++)
+		out->promoted += pl_promoted(&c, s * 8 - PL_FRAME);
+	ret = 0;
+out:
+	free(body.s);
+	free(c.out.s);
+	free(c.in);
+	free(c.target);
+	return ret;
+}
+
+void pl_func_free(struct pl_func *f)
+{
+	free(f->text);
+	f->text = NULL;
+}
+
+char *pl_call_text(int index, int nargs)
+{
+	struct pl_buf b = { 0 };
+
+	pl_printf(&b, "call __gt_probe_%d, (%%gt_ctx, %%gt_t0", index);
+	for (int a = 0; a < nargs; a++)
+		pl_printf(&b, ", %%gt_arg%d", a);
+	pl_printf(&b, ");\n");
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+bool pl_runtime_available(void)
+{
+	return devrt_ptx[0] != '\0';
+}
+
+char *pl_decls(const struct pl_func *funcs, int n)
+{
+	struct pl_buf b = { 0 };
+
+	pl_printf(&b, "// gputrace device runtime\n%s", devrt_ptx);
+	for (int i = 0; i < n; i++)
+		pl_printf(&b, "// gputrace probe %d\n%s", funcs[i].index,
+			  funcs[i].text);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lowering verified device eBPF (gpu:kernel, gpu:warp clauses) to PTX.
+ * Each clause becomes one `.func __gt_probe_K(ctx, t0, arg0..)` that the
+ * splicer (runtime/agent/ptx.h) calls from every matched kernel; maps,
+ * aggregations and printf go to the device runtime (runtime/agent/devrt.h,
+ * devrt.cu).  docs/device-runtime.md has the design.
+ */
+#ifndef GT_PTX_LOWER_H
+#define GT_PTX_LOWER_H
+
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compiler/dev_helpers.h"
+
+/* The lowest .version the probe functions and the runtime need. */
+#define PL_PTX_MIN_MAJOR 6
+#define PL_PTX_MIN_MINOR 3
+
+enum pl_mode {
+	PL_THREAD,		/* gpu:kernel: every thread runs the clause */
+	PL_WARP,		/* gpu:warp: the lowest active lane runs it */
+};
+
+struct pl_opts {
+	int index;		/* K: the function is __gt_probe_K */
+	enum pl_mode mode;
+	bool no_promote;	/* keep every stack slot in .local memory */
+};
+
+struct pl_func {
+	char *text;		/* the .func definition (malloc'd) */
+	int index;		/* K */
+	int nargs;		/* 1 + highest kernel argument read; 0: none */
+	int frame;		/* bytes of .local stack; 0: none */
+	int promoted;		/* 8-byte stack slots kept in registers */
+};
+
+/*
+ * Lower N instructions, which vf_verify() accepted with the same MAPS.
+ * A device map's id is its index in the context's descriptor table
+ * (struct devrt_ctx); MAPS give key and value sizes.  0 and *OUT on
+ * success; -ENOTSUP (a construct the lowering cannot express: a kernel
+ * argument index that is not a constant, an atomic through a pointer
+ * that may point to the stack or to a map), -EINVAL or -ENOMEM with a
+ * message "probe K: insn N: ..." in ERR.
+ */
+int pl_lower(const struct bpf_insn *insns, size_t n,
+	     const struct gt_dev_map *maps, int nmaps,
+	     const struct pl_opts *opts, struct pl_func *out,
+	     char *err, size_t errlen);
+void pl_func_free(struct pl_func *f);
+
+/*
+ * The splicer's entry/exit text that runs probe INDEX with NARGS kernel
+ * arguments: "call __gt_probe_K, (%gt_ctx, %gt_t0, %gt_arg0, ...);\n"
+ * (malloc'd; NULL when out of memory).
+ */
+char *pl_call_text(int index, int nargs);
+
+/*
+ * The module-scope text to splice once per module (ptx_splice_req.decls):
+ * the device runtime, then the N probe functions (malloc'd; NULL when out
+ * of memory).  With the runtime missing (built without nvcc) the text
+ * has the probes only and does not link: check pl_runtime_available().
+ */
+char *pl_decls(const struct pl_func *funcs, int n);
+bool pl_runtime_available(void);
+
+#endif

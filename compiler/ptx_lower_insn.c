@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lowering's code: one eBPF instruction at a time to PTX.  eBPF r0..r9
+ * are %r0..%r9 (.b64), r10 is %fp (the generic address of the top of the
+ * .local stack __gt_stk), promoted stack slots are %s<N>; %t*, %u* and %p*
+ * are scratch.  Semantics follow the eBPF ISA: 32-bit ops zero-extend,
+ * x / 0 = 0, x % 0 = x, shift amounts are masked to the width.
+ */
+#include "compiler/ptx_lower_priv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "runtime/agent/devrt.h"
+
+static const char *const rname[11] = {
+	"%r0", "%r1", "%r2", "%r3", "%r4", "%r5", "%r6", "%r7", "%r8", "%r9",
+	"%fp",
+};
+
+static const char *R(int r)
+{
+	return rname[r];
+}
+
+static const char *uty(int size)
+{
+	switch (size) {
+	case 1: return "u8";
+	case 2: return "u16";
+	case 4: return "u32";
+	default: return "u64";
+	}
+}
+
+static int size_of(uint8_t code)
+{
+	switch (BPF_SIZE(code)) {
+	case BPF_B: return 1;
+	case BPF_H: return 2;
+	case BPF_W: return 4;
+	default: return 8;
+	}
+}
+
+static struct pl_val base_of(const struct pl_ctx *c, size_t i, int r)
+{
+	if (r == BPF_REG_10)
+		return (struct pl_val){ PK_STACK, 0 };
+	return c->in[i].r[r];
+}
+
+/* ---- ALU ---- */
+
+static void alu64(struct pl_ctx *c, const struct bpf_insn *in)
+{
+	struct pl_buf *b = &c->out;
+	bool x = BPF_SRC(in->code) == BPF_X;
+	const char *d = R(in->dst_reg);
+	char s[24];
+
+	if (x)
+		snprintf(s, sizeof(s), "%s", R(in->src_reg));
+	else
+		snprintf(s, sizeof(s), "%" PRId64, (int64_t)in->imm);
+	switch (BPF_OP(in->code)) {
+	case BPF_ADD: pl_printf(b, "\tadd.s64 %s, %s, %s;\n", d, d, s); break;
+	case BPF_SUB: pl_printf(b, "\tsub.s64 %s, %s, %s;\n", d, d, s); break;
+	case BPF_MUL: pl_printf(b, "\tmul.lo.s64 %s, %s, %s;\n", d, d, s); break;
+	case BPF_OR: pl_printf(b, "\tor.b64 %s, %s, %s;\n", d, d, s); break;
+	case BPF_AND: pl_printf(b, "\tand.b64 %s, %s, %s;\n", d, d, s); break;
+	case BPF_XOR: pl_printf(b, "\txor.b64 %s, %s, %s;\n", d, d, s); break;
+	case BPF_MOV: pl_printf(b, "\tmov.b64 %s, %s;\n", d, s); break;
+	case BPF_NEG: pl_printf(b, "\tneg.s64 %s, %s;\n", d, d); break;
+	case BPF_LSH:
+	case BPF_RSH:
+	case BPF_ARSH: {
+		const char *op = BPF_OP(in->code) == BPF_LSH ? "shl.b64" :
+				 BPF_OP(in->code) == BPF_RSH ? "shr.b64" :
+				 "shr.s64";
+
+		if (x)
+			pl_printf(b, "\tcvt.u32.u64 %%u0, %s;\n"
+				  "\tand.b32 %%u0, %%u0, 63;\n"
+				  "\t%s %s, %s, %%u0;\n", s, op, d, d);
+		else
+			pl_printf(b, "\t%s %s, %s, %d;\n", op, d, d,
+				  in->imm & 63);
+		break;
+	}
+	case BPF_DIV:
+	case BPF_MOD: {
+		bool div = BPF_OP(in->code) == BPF_DIV;
+
+		if (!x) {
+			/* eBPF: the immediate is sign-extended, then unsigned */
+			if (!in->imm)
+				pl_printf(b, div ? "\tmov.b64 %s, 0;\n" : "",
+					  d);
+			else
+				pl_printf(b, "\t%s.u64 %s, %s, 0x%" PRIx64 ";\n",
+					  div ? "div" : "rem", d, d,
+					  (uint64_t)(int64_t)in->imm);
+			break;
+		}
+		pl_printf(b, "\tsetp.eq.u64 %%p0, %s, 0;\n"
+			  "\t%s.u64 %%t0, %s, %s;\n"
+			  "\tselp.b64 %s, %s, %%t0, %%p0;\n",
+			  s, div ? "div" : "rem", d, s, d, div ? "0" : d);
+		break;
+	}
+	}
+}
+
+/* BPF_END: to little-endian truncates, to big-endian swaps bytes. */
+static void alu_end(struct pl_ctx *c, const struct bpf_insn *in)
+{
+	struct pl_buf *b = &c->out;
+	const char *d = R(in->dst_reg);
+
+	if (BPF_SRC(in->code) == BPF_TO_LE) {
+		if (in->imm < 64)
+			pl_printf(b, "\tand.b64 %s, %s, %s;\n", d, d,
+				  in->imm == 16 ? "0xffff" : "0xffffffff");
+		return;
+	}
+	if (in->imm == 64) {
+		pl_printf(b, "\tmov.b64 {%%u0, %%u1}, %s;\n"
+			  "\tprmt.b32 %%u2, %%u0, 0, 0x0123;\n"
+			  "\tprmt.b32 %%u3, %%u1, 0, 0x0123;\n"
+			  "\tmov.b64 %s, {%%u3, %%u2};\n", d, d);
+		return;
+	}
+	pl_printf(b, "\tcvt.u32.u64 %%u0, %s;\n"
+		  "\tprmt.b32 %%u0, %%u0, 0, %s;\n"
+		  "\tcvt.u64.u32 %s, %%u0;\n", d,
+		  in->imm == 16 ? "0x4401" : "0x0123", d);
+}
+
+static void alu32(struct pl_ctx *c, const struct bpf_insn *in)
+{
+	struct pl_buf *b = &c->out;
+	bool x = BPF_SRC(in->code) == BPF_X;
+	unsigned op = BPF_OP(in->code);
+	const char *d = R(in->dst_reg);
+	const char *ins = NULL;
+	char s[24];
+
+	if (op == BPF_END) {
+		alu_end(c, in);
+		return;
+	}
+	if (x) {
+		pl_printf(b, "\tcvt.u32.u64 %%u1, %s;\n", R(in->src_reg));
+		snprintf(s, sizeof(s), "%%u1");
+	} else {
+		snprintf(s, sizeof(s), "%u", (uint32_t)in->imm);
+	}
+	if (op == BPF_MOV) {
+		if (x)
+			pl_printf(b, "\tcvt.u64.u32 %s, %%u1;\n", d);
+		else
+			pl_printf(b, "\tmov.b64 %s, %s;\n", d, s);
+		return;
+	}
+	pl_printf(b, "\tcvt.u32.u64 %%u0, %s;\n", d);
+	switch (op) {
+	case BPF_ADD: ins = "add.s32"; break;
+	case BPF_SUB: ins = "sub.s32"; break;
+	case BPF_MUL: ins = "mul.lo.s32"; break;
+	case BPF_OR: ins = "or.b32"; break;
+	case BPF_AND: ins = "and.b32"; break;
+	case BPF_XOR: ins = "xor.b32"; break;
+	case BPF_NEG:
+		pl_printf(b, "\tneg.s32 %%u0, %%u0;\n");
+		break;
+	case BPF_LSH:
+	case BPF_RSH:
+	case BPF_ARSH:
+		ins = op == BPF_LSH ? "shl.b32" : op == BPF_RSH ? "shr.b32" :
+		      "shr.s32";
+		if (x)
+			pl_printf(b, "\tand.b32 %%u1, %%u1, 31;\n");
+		else
+			snprintf(s, sizeof(s), "%u", (uint32_t)in->imm & 31);
+		break;
+	case BPF_DIV:
+	case BPF_MOD:
+		if (!x && !(uint32_t)in->imm) {
+			if (op == BPF_DIV)
+				pl_printf(b, "\tmov.b32 %%u0, 0;\n");
+			break;
+		}
+		if (!x) {
+			ins = op == BPF_DIV ? "div.u32" : "rem.u32";
+			break;
+		}
+		pl_printf(b, "\tsetp.eq.u32 %%p0, %%u1, 0;\n"
+			  "\t%s.u32 %%u2, %%u0, %%u1;\n"
+			  "\tselp.b32 %%u0, %s, %%u2, %%p0;\n",
+			  op == BPF_DIV ? "div" : "rem",
+			  op == BPF_DIV ? "0" : "%u0");
+		break;
+	}
+	if (ins)
+		pl_printf(b, "\t%s %%u0, %%u0, %s;\n", ins, s);
+	pl_printf(b, "\tcvt.u64.u32 %s, %%u0;\n", d);
+}
+
+/* ---- jumps ---- */
+
+static int jump(struct pl_ctx *c, size_t i)
+{
+	static const char *const cmp[16] = {
+		[BPF_JEQ >> 4] = "eq.u", [BPF_JNE >> 4] = "ne.u",
+		[BPF_JGT >> 4] = "gt.u", [BPF_JGE >> 4] = "ge.u",
+		[BPF_JLT >> 4] = "lt.u", [BPF_JLE >> 4] = "le.u",
+		[BPF_JSGT >> 4] = "gt.s", [BPF_JSGE >> 4] = "ge.s",
+		[BPF_JSLT >> 4] = "lt.s", [BPF_JSLE >> 4] = "le.s",
+	};
+	const struct bpf_insn *in = &c->insns[i];
+	struct pl_buf *b = &c->out;
+	bool is32 = BPF_CLASS(in->code) == BPF_JMP32;
+	bool x = BPF_SRC(in->code) == BPF_X;
+	unsigned op = BPF_OP(in->code);
+	size_t t = i + 1 + in->off;
+	const char *a = R(in->dst_reg);
+	char s[24];
+
+	if (op == BPF_JA) {
+		pl_printf(b, "\tbra.uni $L%zu;\n", t);
+		return 0;
+	}
+	if (op != BPF_JSET && !cmp[op >> 4])
+		return pl_fail(c, -EINVAL, i, "invalid jump 0x%02x", in->code);
+	if (x)
+		snprintf(s, sizeof(s), "%s", R(in->src_reg));
+	else if (is32)
+		snprintf(s, sizeof(s), "%u", (uint32_t)in->imm);
+	else
+		snprintf(s, sizeof(s), "%" PRId64, (int64_t)in->imm);
+	if (is32) {
+		pl_printf(b, "\tcvt.u32.u64 %%u0, %s;\n", a);
+		a = "%u0";
+		if (x) {
+			pl_printf(b, "\tcvt.u32.u64 %%u1, %s;\n", s);
+			snprintf(s, sizeof(s), "%%u1");
+		}
+	}
+	if (op == BPF_JSET)
+		pl_printf(b, "\tand.b%d %s, %s, %s;\n"
+			  "\tsetp.ne.u%d %%p0, %s, 0;\n",
+			  is32 ? 32 : 64, is32 ? "%u2" : "%t0", a, s,
+			  is32 ? 32 : 64, is32 ? "%u2" : "%t0");
+	else
+		pl_printf(b, "\tsetp.%s%d %%p0, %s, %s;\n", cmp[op >> 4],
+			  is32 ? 32 : 64, a, s);
+	pl_printf(b, "\t@%%p0 bra $L%zu;\n", t);
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static const char *const sreg[] = {
+	[GT_DH_SMID - GT_DH_BASE] = "%smid",
+	[GT_DH_NSMID - GT_DH_BASE] = "%nsmid",
+	[GT_DH_WARPID - GT_DH_BASE] = "%warpid",
+	[GT_DH_LANEID - GT_DH_BASE] = "%laneid",
+	[GT_DH_CTAID_X - GT_DH_BASE] = "%ctaid.x",
+	[GT_DH_CTAID_Y - GT_DH_BASE] = "%ctaid.y",
+	[GT_DH_CTAID_Z - GT_DH_BASE] = "%ctaid.z",
+	[GT_DH_TID_X - GT_DH_BASE] = "%tid.x",
+	[GT_DH_TID_Y - GT_DH_BASE] = "%tid.y",
+	[GT_DH_TID_Z - GT_DH_BASE] = "%tid.z",
+	[GT_DH_NTID_X - GT_DH_BASE] = "%ntid.x",
+	[GT_DH_NTID_Y - GT_DH_BASE] = "%ntid.y",
+	[GT_DH_NTID_Z - GT_DH_BASE] = "%ntid.z",
+	[GT_DH_NCTAID_X - GT_DH_BASE] = "%nctaid.x",
+	[GT_DH_NCTAID_Y - GT_DH_BASE] = "%nctaid.y",
+	[GT_DH_NCTAID_Z - GT_DH_BASE] = "%nctaid.z",
+};
+
+static int ctx_field(int id)
+{
+	switch (id) {
+	case GT_DH_LAUNCH: return DEVRT_CTX_LAUNCH;
+	case GT_DH_LAUNCH_NS: return DEVRT_CTX_LAUNCH_NS;
+	case GT_DH_GPU: return DEVRT_CTX_GPU;
+	case GT_DH_PID: return DEVRT_CTX_PID;
+	case GT_DH_KERNEL: return DEVRT_CTX_KERNEL;
+	default: return -1;
+	}
+}
+
+static int call(struct pl_ctx *c, size_t i)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	struct pl_buf *b = &c->out;
+	int id = in->imm, off = ctx_field(id);
+
+	if (id >= GT_DH_SMID && id <= GT_DH_NCTAID_Z && id != GT_DH_LANES) {
+		pl_printf(b, "\tmov.u32 %%u0, %s;\n"
+			  "\tcvt.u64.u32 %%r0, %%u0;\n", sreg[id - GT_DH_BASE]);
+		return 0;
+	}
+	if (off >= 0) {
+		pl_printf(b, "\tld.global.u64 %%r0, [%%pg+%d];\n", off);
+		return 0;
+	}
+	switch (id) {
+	case GT_DH_LANES:
+		if (c->opts->mode == PL_WARP)
+			pl_printf(b, "\tmov.b64 %%r0, %%plan;\n");
+		else
+			pl_printf(b, "\tactivemask.b32 %%u0;\n"
+				  "\tpopc.b32 %%u0, %%u0;\n"
+				  "\tcvt.u64.u32 %%r0, %%u0;\n");
+		return 0;
+	case GT_DH_GTIME:
+		pl_printf(b, "\tmov.u64 %%r0, %%globaltimer;\n");
+		return 0;
+	case GT_DH_CLOCK:
+		pl_printf(b, "\tmov.u64 %%r0, %%clock64;\n");
+		return 0;
+	case GT_DH_DURATION:
+		pl_printf(b, "\tmov.u64 %%t0, %%globaltimer;\n"
+			  "\tsub.s64 %%r0, %%t0, %%pt0;\n");
+		return 0;
+	case GT_DH_ARG:
+		pl_printf(b, "\tmov.b64 %%r0, %%pa%" PRId64 ";\n",
+			  c->in[i].r[BPF_REG_1].val);
+		return 0;
+	case GT_DH_MAP_LOOKUP:
+		pl_printf(b, "\tcall (%%r0), __gt_rt_lookup, "
+			  "(%%pctx, %%r1, %%r2);\n");
+		return 0;
+	case GT_DH_MAP_UPDATE:
+		pl_printf(b, "\tcall __gt_rt_update, "
+			  "(%%pctx, %%r1, %%r2, %%r3);\n");
+		return 0;
+	case GT_DH_MAP_DELETE:
+		pl_printf(b, "\tcall __gt_rt_delete, (%%pctx, %%r1, %%r2);\n");
+		return 0;
+	case GT_DH_PRINTF:
+		pl_printf(b, "\tcall __gt_rt_printf, "
+			  "(%%pctx, %%r1, %%r2, %%r3);\n");
+		return 0;
+	}
+	if (id >= GT_DH_AGG_COUNT && id <= GT_DH_AGG_SMLOAD) {
+		const struct pl_val *r1 = &c->in[i].r[BPF_REG_1];
+		const struct gt_dev_map *m = NULL;
+		const char *val = id == GT_DH_AGG_COUNT ? "0" : "%r3";
+		int op = DEVRT_OP_COUNT + (id - GT_DH_AGG_COUNT);
+
+		if (r1->kind == PK_CONST)
+			m = pl_map(c, r1->val);
+		/* smaller entries for maps without key or with a one-word
+		 * key: fewer registers in the instrumented kernel */
+		if (m && !m->key_size)
+			pl_printf(b, "\tcall __gt_rt_agg0, (%%pctx, %%r1, %s, "
+				  "%d);\n", val, op);
+		else if (m && m->key_size <= 8)
+			pl_printf(b, "\tcall __gt_rt_agg8, (%%pctx, %%r1, %%r2, "
+				  "%s, %d);\n", val, op);
+		else
+			pl_printf(b, "\tcall __gt_rt_agg, (%%pctx, %%r1, %%r2, "
+				  "%s, %d);\n", val, op);
+		return 0;
+	}
+	return pl_fail(c, -EINVAL, i, "helper %d has no lowering", id);
+}
+
+/* ---- memory ---- */
+
+/* The stack operand for offset OFF: a register or a .local address. */
+static void stack_at(const struct pl_ctx *c, int64_t off, char *s, size_t n)
+{
+	if (pl_promoted(c, off))
+		snprintf(s, n, "%%s%d", (int)((off + PL_FRAME) / 8));
+	else
+		snprintf(s, n, "[__gt_stk+%d]", (int)(c->frame + off));
+}
+
+static void ldx(struct pl_ctx *c, size_t i)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	struct pl_val bv = base_of(c, i, in->src_reg);
+	int size = size_of(in->code);
+	const char *d = R(in->dst_reg);
+	char a[40];
+
+	if (bv.kind == PK_STACK) {
+		stack_at(c, bv.val + in->off, a, sizeof(a));
+		if (a[0] == '%')
+			pl_printf(&c->out, "\tmov.b64 %s, %s;\n", d, a);
+		else
+			pl_printf(&c->out, "\tld.local.%s %s, %s;\n", uty(size),
+				  d, a);
+		return;
+	}
+	/* map values: generic addresses from the runtime */
+	pl_printf(&c->out, "\tld.%s %s, [%s+%d];\n", uty(size), d,
+		  R(in->src_reg), in->off);
+}
+
+static void store(struct pl_ctx *c, size_t i, const char *val)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	struct pl_val bv = base_of(c, i, in->dst_reg);
+	int size = size_of(in->code);
+	char a[40];
+
+	if (bv.kind == PK_STACK) {
+		stack_at(c, bv.val + in->off, a, sizeof(a));
+		if (a[0] == '%')
+			pl_printf(&c->out, "\tmov.b64 %s, %s;\n", a, val);
+		else
+			pl_printf(&c->out, "\tst.local.%s %s, %s;\n", uty(size),
+				  a, val);
+		return;
+	}
+	pl_printf(&c->out, "\tst.%s [%s+%d], %s;\n", uty(size),
+		  R(in->dst_reg), in->off, val);
+}
+
+/*
+ * An atomic on the stack: the stack is the thread's own, so a plain
+ * read-modify-write of %t1 does it.
+ */
+static void atomic_stack(struct pl_ctx *c, size_t i, const char *a)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	struct pl_buf *b = &c->out;
+	int size = size_of(in->code), op = in->imm & ~BPF_FETCH;
+	const char *s = R(in->src_reg);
+	bool reg = a[0] == '%';
+
+	if (reg)
+		pl_printf(b, "\tmov.b64 %%t1, %s;\n", a);
+	else
+		pl_printf(b, "\tld.local.%s %%t1, %s;\n", uty(size), a);
+	if (in->imm == BPF_CMPXCHG) {
+		if (size == 4)
+			pl_printf(b, "\tcvt.u32.u64 %%u0, %%r0;\n"
+				  "\tcvt.u32.u64 %%u1, %%t1;\n"
+				  "\tsetp.eq.u32 %%p0, %%u0, %%u1;\n");
+		else
+			pl_printf(b, "\tsetp.eq.u64 %%p0, %%r0, %%t1;\n");
+		pl_printf(b, "\tselp.b64 %%t0, %s, %%t1, %%p0;\n", s);
+	} else if (in->imm == BPF_XCHG) {
+		pl_printf(b, "\tmov.b64 %%t0, %s;\n", s);
+	} else {
+		const char *ins = op == BPF_ADD ? "add.s64" :
+				  op == BPF_OR ? "or.b64" :
+				  op == BPF_AND ? "and.b64" : "xor.b64";
+
+		pl_printf(b, "\t%s %%t0, %%t1, %s;\n", ins, s);
+	}
+	if (reg)
+		pl_printf(b, "\tmov.b64 %s, %%t0;\n", a);
+	else
+		pl_printf(b, "\tst.local.%s %s, %%t0;\n", uty(size), a);
+	if (in->imm == BPF_CMPXCHG)
+		pl_printf(b, "\tmov.b64 %%r0, %%t1;\n");
+	else if (in->imm & BPF_FETCH)
+		pl_printf(b, "\tmov.b64 %s, %%t1;\n", s);
+}
+
+static int atomic(struct pl_ctx *c, size_t i)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	struct pl_val bv = base_of(c, i, in->dst_reg);
+	struct pl_buf *b = &c->out;
+	int size = size_of(in->code), op = in->imm & ~BPF_FETCH;
+	bool w = size == 4, fetch = in->imm & BPF_FETCH;
+	const char *s = R(in->src_reg), *aop;
+	char a[48];
+
+	if (size != 4 && size != 8)
+		return pl_fail(c, -EINVAL, i, "atomic of %d bytes", size);
+	if (bv.kind == PK_STACK) {
+		stack_at(c, bv.val + in->off, a, sizeof(a));
+		atomic_stack(c, i, a);
+		return 0;
+	}
+	if (bv.kind == PK_STACK_ANY || bv.kind == PK_MIXED)
+		return pl_fail(c, -ENOTSUP, i, "atomic through a pointer that "
+			       "may point to the stack or to a map value");
+	/* a map value: generic atomics (the runtime hands out generic
+	 * addresses) */
+	snprintf(a, sizeof(a), "[%s+%d]", R(in->dst_reg), in->off);
+	if (w)
+		pl_printf(b, "\tcvt.u32.u64 %%u1, %s;\n", s);
+	if (in->imm == BPF_CMPXCHG) {
+		if (w)
+			pl_printf(b, "\tcvt.u32.u64 %%u0, %%r0;\n"
+				  "\tatom.cas.b32 %%u2, %s, %%u0, %%u1;\n"
+				  "\tcvt.u64.u32 %%r0, %%u2;\n", a);
+		else
+			pl_printf(b, "\tatom.cas.b64 %%t0, %s, %%r0, %s;\n"
+				  "\tmov.b64 %%r0, %%t0;\n", a, s);
+		return 0;
+	}
+	if (in->imm == BPF_XCHG)
+		aop = "exch.b";
+	else if (op == BPF_ADD)
+		aop = "add.u";
+	else if (op == BPF_OR)
+		aop = "or.b";
+	else if (op == BPF_AND)
+		aop = "and.b";
+	else if (op == BPF_XOR)
+		aop = "xor.b";
+	else
+		return pl_fail(c, -EINVAL, i, "invalid atomic 0x%x", in->imm);
+	if (!fetch && in->imm != BPF_XCHG) {
+		pl_printf(b, "\tred.%s%d %s, %s;\n", aop, w ? 32 : 64, a,
+			  w ? "%u1" : s);
+		return 0;
+	}
+	if (w)
+		pl_printf(b, "\tatom.%s32 %%u2, %s, %%u1;\n"
+			  "\tcvt.u64.u32 %s, %%u2;\n", aop, a, s);
+	else
+		pl_printf(b, "\tatom.%s64 %s, %s, %s;\n", aop, s, a, s);
+	return 0;
+}
+
+int pl_emit_insn(struct pl_ctx *c, size_t i)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	char v[32];
+
+	switch (BPF_CLASS(in->code)) {
+	case BPF_ALU64:
+		if (BPF_OP(in->code) == BPF_END)
+			return pl_fail(c, -EINVAL, i, "bswap (cpu v4)");
+		alu64(c, in);
+		return 0;
+	case BPF_ALU:
+		alu32(c, in);
+		return 0;
+	case BPF_LD:
+		pl_printf(&c->out, "\tmov.b64 %s, 0x%" PRIx64 ";\n",
+			  R(in->dst_reg), (uint64_t)(uint32_t)in->imm |
+			  (uint64_t)(uint32_t)in[1].imm << 32);
+		return 0;
+	case BPF_LDX:
+		if (BPF_MODE(in->code) != BPF_MEM)
+			break;
+		ldx(c, i);
+		return 0;
+	case BPF_ST:
+		if (BPF_MODE(in->code) != BPF_MEM)
+			break;
+		snprintf(v, sizeof(v), "%%t0");
+		pl_printf(&c->out, "\tmov.b64 %%t0, %" PRId64 ";\n",
+			  (int64_t)in->imm);
+		store(c, i, v);
+		return 0;
+	case BPF_STX:
+		if (BPF_MODE(in->code) == BPF_ATOMIC)
+			return atomic(c, i);
+		if (BPF_MODE(in->code) != BPF_MEM)
+			break;
+		store(c, i, R(in->src_reg));
+		return 0;
+	case BPF_JMP:
+	case BPF_JMP32:
+		if (BPF_OP(in->code) == BPF_CALL)
+			return call(c, i);
+		if (BPF_OP(in->code) == BPF_EXIT) {
+			pl_printf(&c->out, "\tbra.uni $Lret;\n");
+			return 0;
+		}
+		return jump(c, i);
+	}
+	return pl_fail(c, -EINVAL, i, "invalid opcode 0x%02x", in->code);
+}

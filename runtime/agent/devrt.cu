@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device runtime: what lowered probes call for maps, aggregations and
+ * printf.  Built with `nvcc -ptx -rdc=true` at build time and embedded as
+ * text (runtime/agent/devrt_embed.sh); the agent splices it into every
+ * instrumented module ahead of the probe functions.  Layout and protocol:
+ * runtime/agent/devrt.h and docs/device-runtime.md.
+ *
+ * Only sm_70+ instructions (match.any.sync, fns, shfl.sync, 64-bit
+ * atomics): the text must assemble for every target sm_75 .. sm_90a.
+ * Entry points take u64 arguments only, so the lowering can call them
+ * with .b64 parameters:
+ *
+ *	__gt_rt_agg0(ctx, map, val, op)		aggregation, map without key
+ *	__gt_rt_agg8(ctx, map, key, val, op)	key of 1..8 bytes
+ *	__gt_rt_agg(ctx, map, key, val, op)	any key (op: enum devrt_op)
+ *	__gt_rt_lookup(ctx, map, key) -> value address or 0
+ *	__gt_rt_update(ctx, map, key, value address)
+ *	__gt_rt_delete(ctx, map, key)
+ *	__gt_rt_printf(ctx, fmt, args address, size)
+ *
+ * ctx is the generic address of the struct devrt_ctx; keys and values are
+ * generic addresses of 8-byte aligned buffers (the probe's stack).
+ */
+#include "runtime/agent/devrt.h"
+
+typedef unsigned long long u64;
+typedef long long s64;
+typedef unsigned int u32;
+
+#define RT extern "C" __device__ __noinline__
+#define IN static __device__ __forceinline__
+
+IN u32 rd_smid(void)
+{
+	u32 r;
+
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+	return r;
+}
+
+IN u32 rd_laneid(void)
+{
+	u32 r;
+
+	asm("mov.u32 %0, %%laneid;" : "=r"(r));
+	return r;
+}
+
+IN u64 vload(const u64 *p)
+{
+	return *(const volatile u64 *)p;
+}
+
+IN void vstore(u64 *p, u64 v)
+{
+	*(volatile u64 *)p = v;
+}
+
+IN const struct devrt_map_desc *desc_of(u64 ctx, u64 map)
+{
+	const struct devrt_ctx *c = (const struct devrt_ctx *)ctx;
+
+	if (!ctx || map >= c->nmaps)
+		return 0;
+	return (const struct devrt_map_desc *)(ctx + DEVRT_CTX_SIZE +
+					       map * DEVRT_DESC_SIZE);
+}
+
+/* Word I of a KS-byte key, bytes past the end zeroed. */
+IN u64 key_word(const u64 *key, u32 i, u32 ks)
+{
+	u64 w = key[i];
+	u32 rest = ks - i * 8;
+
+	if (rest < 8)
+		w &= (1ull << (rest * 8)) - 1;
+	return w;
+}
+
+IN u64 mix64(u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+IN u64 key_hash(const u64 *key, u32 ks)
+{
+	u64 h = 0xcbf29ce484222325ull;
+
+	for (u32 i = 0; i * 8 < ks; i++)
+		h = (h ^ key_word(key, i, ks)) * 0x100000001b3ull;
+	return mix64(h);
+}
+
+/* The identity of a min/max: where a fresh value starts. */
+IN u64 minmax_init(const struct devrt_map_desc *d)
+{
+	bool sgn = d->flags & DEVRT_F_SIGNED;
+
+	if (d->kind == DEVRT_K_MIN)
+		return sgn ? 0x7fffffffffffffffull : ~0ull;
+	return sgn ? 0x8000000000000000ull : 0;
+}
+
+/* A fresh slot's value is zero (the host's image): min/max start at
+ * their identity instead. */
+IN void value_init(const struct devrt_map_desc *d, u64 *v)
+{
+	if (d->kind == DEVRT_K_MIN || d->kind == DEVRT_K_MAX)
+		v[0] = minmax_init(d);
+}
+
+IN void value_reset(const struct devrt_map_desc *d, u64 *v)
+{
+	for (u32 i = 0; i < d->nwords; i++)
+		v[i] = 0;
+	if (d->kind == DEVRT_K_MIN || d->kind == DEVRT_K_MAX)
+		v[0] = minmax_init(d);
+}
+
+IN u64 shard_base(const struct devrt_map_desc *d)
+{
+	return d->base + (u64)(rd_smid() % d->nshards) * d->shard_bytes;
+}
+
+/*
+ * The slot holding KEY (hash H) in the shard at SB, inserted when INSERT
+ * and missing; NULL when missing (or the table is full).  A new slot is
+ * claimed by a CAS from empty to busy, filled, then published with its
+ * hash; readers that meet a busy slot wait for it.
+ */
+extern "C" __device__ __noinline__ u64 *
+__gt_rt_table_slot(const struct devrt_map_desc *d, u64 sb, const u64 *key,
+		   u64 h, bool insert)
+{
+	u32 cap = d->capacity, ks = d->key_size, kw = (ks + 7) / 8;
+	u64 want = h | DEVRT_SLOT_FULL;
+	u64 slots = sb + DEVRT_LINE;
+
+	for (u32 i = 0; i < cap; i++) {
+		u64 *s = (u64 *)(slots + (u64)((u32)(h + i) & (cap - 1)) *
+				 d->slot_bytes);
+		u64 st = vload(s);
+
+		if (st == DEVRT_SLOT_EMPTY) {
+			if (!insert)
+				return 0;
+			st = atomicCAS(s, DEVRT_SLOT_EMPTY, DEVRT_SLOT_BUSY);
+			if (st == DEVRT_SLOT_EMPTY) {
+				for (u32 k = 0; k < kw; k++)
+					s[2 + k] = key_word(key, k, ks);
+				value_init(d, s + 2 + kw);
+				__threadfence();
+				atomicExch(s, want);
+				return s;
+			}
+		}
+		while (st == DEVRT_SLOT_BUSY)
+			st = vload(s);
+		if (st != want)
+			continue;
+		__threadfence();
+		u32 k = 0;
+		while (k < kw && vload(s + 2 + k) == key_word(key, k, ks))
+			k++;
+		if (k == kw)
+			return s;
+	}
+	return 0;
+}
+
+/* The slot for KEY in this SM's shard (INSERT: create it), or NULL. */
+IN u64 *find_slot(const struct devrt_map_desc *d, u64 key, bool insert)
+{
+	u64 sb = shard_base(d);
+	u64 *s;
+
+	if (!d->key_size)
+		return (u64 *)(sb + DEVRT_LINE);
+	s = __gt_rt_table_slot(d, sb, (const u64 *)key, key_hash((const u64 *)key,
+							 d->key_size), insert);
+	if (!s && insert)
+		atomicAdd((u64 *)sb, 1ull);
+	return s;
+}
+
+IN void set_live(u64 *slot)
+{
+	if (!vload(slot + 1))
+		vstore(slot + 1, 1);
+}
+
+IN u32 hist_index(s64 n)
+{
+	if (n < 0)
+		return 0;
+	if (n == 0)
+		return 1;
+	if (n >= (1ll << 31))
+		return 33;
+	return 2 + (63 - __clzll(n));
+}
+
+IN u32 lhist_index(s64 n, const struct devrt_map_desc *d)
+{
+	u32 last = d->nwords - 1;
+	u64 i;
+
+	if (n < d->lmin)
+		return 0;
+	if (n >= d->lmax)
+		return last;
+	i = 1 + (u64)(n - d->lmin) / (u64)d->lstep;
+	return i > last ? last : (u32)i;
+}
+
+IN u64 shfl64(u64 v, u32 src, u32 mask)
+{
+	u32 lo = __shfl_sync(mask, (u32)v, src);
+	u32 hi = __shfl_sync(mask, (u32)(v >> 32), src);
+
+	return (u64)hi << 32 | lo;
+}
+
+IN u64 combine(u64 op, bool sgn, u64 a, u64 b)
+{
+	switch (op) {
+	case DEVRT_OP_MIN:
+		if (sgn)
+			return (s64)b < (s64)a ? b : a;
+		return b < a ? b : a;
+	case DEVRT_OP_MAX:
+		if (sgn)
+			return (s64)b > (s64)a ? b : a;
+		return b > a ? b : a;
+	default:
+		return a + b;
+	}
+}
+
+/*
+ * Reduce V over the lanes of GRP (which all run this with the same GRP):
+ * a scan over the lanes' ranks in GRP, each step taking the value of the
+ * lane S ranks up, so the lowest lane ends with the whole group's.
+ */
+IN u64 group_reduce(u32 grp, u32 lane, u64 op, bool sgn, u64 v)
+{
+	for (u32 s = 1; s < 32; s <<= 1) {
+		u32 src = __fns(grp, lane, s + 1);
+		u64 o = shfl64(v, src < 32 ? src : lane, grp);
+
+		if (src < 32)
+			v = combine(op, sgn, v, o);
+	}
+	return v;
+}
+
+/* The leader's update of value V for a group of N lanes. */
+extern "C" __device__ __noinline__ void
+__gt_rt_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w, u32 n,
+	      u64 acc)
+{
+	bool sgn = d->flags & DEVRT_F_SIGNED;
+	u64 *v = s + 2 + (d->key_size + 7) / 8;
+
+	set_live(s);
+	switch (op) {
+	case DEVRT_OP_COUNT:
+		atomicAdd(v, (u64)n);
+		break;
+	case DEVRT_OP_SUM:
+		atomicAdd(v, acc);
+		break;
+	case DEVRT_OP_MIN:
+		if (sgn)
+			atomicMin((s64 *)v, (s64)acc);
+		else
+			atomicMin(v, acc);
+		set_live(v);
+		break;
+	case DEVRT_OP_MAX:
+		if (sgn)
+			atomicMax((s64 *)v, (s64)acc);
+		else
+			atomicMax(v, acc);
+		set_live(v);
+		break;
+	case DEVRT_OP_AVG:
+	case DEVRT_OP_STATS:
+		atomicAdd(v, (u64)n);
+		atomicAdd(v + 1, acc);
+		break;
+	case DEVRT_OP_HIST:
+	case DEVRT_OP_LHIST:
+		atomicAdd(v + w, (u64)n);
+		break;
+	case DEVRT_OP_SMLOAD:
+		atomicAdd(v + w, acc);
+		break;
+	}
+}
+
+/* The value word an aggregation adds to (buckets, SMs), or ~0: none. */
+IN u32 agg_word(const struct devrt_map_desc *d, u64 op, u64 val)
+{
+	u32 w = 0;
+
+	if (!d || d->kind == DEVRT_K_NONE || d->kind == DEVRT_K_PLAIN)
+		return ~0u;
+	if (op == DEVRT_OP_HIST)
+		w = hist_index((s64)val);
+	else if (op == DEVRT_OP_LHIST)
+		w = lhist_index((s64)val, d);
+	else if (op == DEVRT_OP_SMLOAD)
+		w = rd_smid();
+	return w < d->nwords ? w : ~0u;
+}
+
+IN bool counts_only(u64 op)
+{
+	return op == DEVRT_OP_COUNT || op == DEVRT_OP_HIST ||
+	       op == DEVRT_OP_LHIST;
+}
+
+/*
+ * Aggregation on a map without key: lanes adding to the same (map, word)
+ * combine, the lowest of them updates the shard.
+ */
+RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	u32 w = agg_word(d, op, val), lane, grp, n;
+	u64 acc = val;
+
+	if (w == ~0u)
+		return;
+	lane = rd_laneid();
+	grp = __match_any_sync(__activemask(), (u64)map << 32 | w);
+	n = __popc(grp);
+	if (n > 1 && !counts_only(op))
+		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
+				   val);
+	if (lane == __ffs(grp) - 1)
+		__gt_rt_apply(d, (u64 *)(shard_base(d) + DEVRT_LINE), op, w, n,
+			      acc);
+}
+
+/*
+ * Aggregation on a keyed map: every lane finds (or inserts) its key's
+ * slot, then lanes adding to the same counter (same slot and word: the
+ * address is exact, no hash collisions) combine and the lowest of them
+ * updates it.  Finding the slot is reads of lines the warp shares; the
+ * atomics are what is worth saving.
+ */
+RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	u32 w = agg_word(d, op, val), lane, grp, n;
+	u64 acc = val, *s;
+
+	if (w == ~0u)
+		return;
+	if (!d->key_size) {
+		__gt_rt_agg0(ctx, map, val, op);
+		return;
+	}
+	s = find_slot(d, key, true);
+	if (!s)
+		return;
+	lane = rd_laneid();
+	grp = __match_any_sync(__activemask(), (u64)s + w);
+	n = __popc(grp);
+	if (n > 1 && !counts_only(op))
+		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
+				   val);
+	if (lane == __ffs(grp) - 1)
+		__gt_rt_apply(d, s, op, w, n, acc);
+}
+
+/*
+ * The table of a map whose key is one word (key_size <= 8): the key's
+ * hash is a bijection of it, so a published state nearly names the key
+ * and the probe loop stays small.  Without a fence on the hit path a
+ * stale key read can only miss and insert the key twice; the host merges
+ * equal keys (devrt_map_foreach).
+ */
+IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k)
+{
+	u32 cap = d->capacity;
+	u64 h = mix64(k ^ 0x5bd1e9955bd1e995ull), want = h | DEVRT_SLOT_FULL;
+
+	for (u32 i = 0; i < cap; i++) {
+		u64 *s = (u64 *)(sb + DEVRT_LINE + (u64)(((u32)h + i) &
+				 (cap - 1)) * d->slot_bytes);
+		u64 st = vload(s);
+
+		if (st == DEVRT_SLOT_EMPTY) {
+			st = atomicCAS(s, DEVRT_SLOT_EMPTY, DEVRT_SLOT_BUSY);
+			if (st == DEVRT_SLOT_EMPTY) {
+				s[2] = k;
+				value_init(d, s + 3);
+				__threadfence();
+				atomicExch(s, want);
+				return s;
+			}
+		}
+		while (st == DEVRT_SLOT_BUSY)
+			st = vload(s);
+		if (st == want && vload(s + 2) == k)
+			return s;
+	}
+	atomicAdd((u64 *)sb, 1ull);
+	return 0;
+}
+
+/* Aggregation on a map with a key of at most 8 bytes. */
+RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	u32 w = agg_word(d, op, val), lane, grp, n;
+	u64 acc = val, *s;
+
+	if (w == ~0u || !d->key_size || d->key_size > 8)
+		return;
+	s = table8(d, shard_base(d), key_word((const u64 *)key, 0,
+					      d->key_size));
+	if (!s)
+		return;
+	lane = rd_laneid();
+	grp = __match_any_sync(__activemask(), (u64)s + w);
+	n = __popc(grp);
+	if (n > 1 && !counts_only(op))
+		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
+				   val);
+	if (lane == __ffs(grp) - 1)
+		__gt_rt_apply(d, s, op, w, n, acc);
+}
+
+RT u64 __gt_rt_lookup(u64 ctx, u64 map, u64 key)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	u64 *s;
+
+	if (!d || d->kind == DEVRT_K_NONE)
+		return 0;
+	s = find_slot(d, key, false);
+	if (!s || !vload(s + 1))
+		return 0;
+	return (u64)(s + 2 + (d->key_size + 7) / 8);
+}
+
+RT void __gt_rt_update(u64 ctx, u64 map, u64 key, u64 val)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	const u64 *src = (const u64 *)val;
+	u32 vs, i;
+	u64 *s, *v;
+
+	if (!d || d->kind == DEVRT_K_NONE)
+		return;
+	s = find_slot(d, key, true);
+	if (!s)
+		return;
+	v = s + 2 + (d->key_size + 7) / 8;
+	vs = d->value_size;
+	for (i = 0; i < d->nwords; i++)
+		vstore(v + i, i * 8 < vs ? key_word(src, i, vs) : 0);
+	__threadfence();
+	set_live(s);
+}
+
+RT void __gt_rt_delete(u64 ctx, u64 map, u64 key)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	u64 *s;
+
+	if (!d || d->kind == DEVRT_K_NONE)
+		return;
+	s = find_slot(d, key, false);
+	if (!s)
+		return;
+	vstore(s + 1, 0);
+	value_reset(d, s + 2 + (d->key_size + 7) / 8);
+}
+
+RT void __gt_rt_printf(u64 ctx, u64 fmt, u64 args, u64 size)
+{
+	const struct devrt_ctx *c = (const struct devrt_ctx *)ctx;
+	u64 *r, *data, h, t, old, len, cap, m;
+	const u64 *src = (const u64 *)args;
+
+	if (!ctx || !c->nrings)
+		return;
+	cap = c->ring_bytes;
+	m = cap - 1;
+	/* header words: head, tail, drops (struct devrt_ring_hdr) */
+	r = (u64 *)(c->rings + (u64)(rd_smid() % c->nrings) *
+		    (DEVRT_LINE + cap));
+	data = (u64 *)((u64)r + DEVRT_LINE);
+	len = DEVRT_REC_HDR + ((size + 7) & ~7ull);
+	h = vload(&r[0]);
+	for (;;) {
+		t = vload(&r[1]);
+		if (len > cap || h + len - t > cap) {
+			atomicAdd(&r[2], 1ull);
+			return;
+		}
+		old = atomicCAS(&r[0], h, h + len);
+		if (old == h)
+			break;
+		h = old;
+	}
+	data[((h + 8) & m) / 8] = fmt | size << 32;
+	for (u64 i = 0; i * 8 < size; i++)
+		data[((h + DEVRT_REC_HDR + i * 8) & m) / 8] =
+			key_word(src, (u32)i, (u32)size);
+	__threadfence();
+	vstore(&data[(h & m) / 8], h ^ DEVRT_SEQ_KEY);
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host side of the device runtime's layout (runtime/agent/devrt.h): sizes,
+ * initial images, and reading maps and printf rings back from host copies
+ * of device memory, so the agent never guesses offsets.
+ */
+#include "runtime/agent/devrt.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_MAX 4096u
+#define WORDS_MAX 65536u
+
+size_t devrt_ctx_bytes(uint32_t nmaps)
+{
+	return DEVRT_CTX_SIZE + (size_t)nmaps * DEVRT_DESC_SIZE;
+}
+
+static uint64_t round_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+int devrt_map_layout(struct devrt_map_desc *d)
+{
+	uint32_t kw;
+
+	if (!d->nshards || d->key_size > KEY_MAX)
+		return -EINVAL;
+	if (!d->key_size)
+		d->capacity = 1;
+	if (!d->capacity || (d->capacity & (d->capacity - 1)))
+		return -EINVAL;
+	switch (d->kind) {
+	case DEVRT_K_NONE:
+		d->nwords = 0;
+		break;
+	case DEVRT_K_PLAIN:
+		if (!d->value_size || d->value_size > WORDS_MAX * 8)
+			return -EINVAL;
+		d->nwords = (d->value_size + 7) / 8;
+		break;
+	case DEVRT_K_COUNT:
+	case DEVRT_K_SUM:
+		d->nwords = 1;
+		break;
+	case DEVRT_K_MIN:
+	case DEVRT_K_MAX:
+	case DEVRT_K_AVG:
+	case DEVRT_K_STATS:
+		d->nwords = 2;
+		break;
+	case DEVRT_K_HIST:
+		d->nwords = DEVRT_HIST_BUCKETS;
+		break;
+	case DEVRT_K_LHIST:
+		if (d->lstep <= 0 || d->lmax <= d->lmin ||
+		    (uint64_t)(d->lmax - d->lmin) / (uint64_t)d->lstep >
+		    WORDS_MAX - 2)
+			return -EINVAL;
+		d->nwords = (uint32_t)((d->lmax - d->lmin) / d->lstep) + 2;
+		break;
+	case DEVRT_K_SMLOAD:
+		if (!d->nwords || d->nwords > WORDS_MAX)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (d->kind != DEVRT_K_PLAIN)
+		d->value_size = d->nwords * 8;
+	kw = (d->key_size + 7) / 8;
+	d->slot_bytes = 16 + kw * 8 + d->nwords * 8;
+	d->shard_bytes = round_up(DEVRT_LINE + (uint64_t)d->capacity *
+				  d->slot_bytes, DEVRT_LINE);
+	return 0;
+}
+
+uint64_t devrt_map_bytes(const struct devrt_map_desc *d)
+{
+	return (uint64_t)d->nshards * d->shard_bytes;
+}
+
+static const uint8_t *slot_at(const struct devrt_map_desc *d,
+			      const void *image, uint32_t shard, uint32_t i)
+{
+	return (const uint8_t *)image + (uint64_t)shard * d->shard_bytes +
+	       DEVRT_LINE + (uint64_t)i * d->slot_bytes;
+}
+
+void devrt_map_init(const struct devrt_map_desc *d, void *image)
+{
+	bool sgn = d->flags & DEVRT_F_SIGNED;
+	uint64_t v;
+
+	memset(image, 0, devrt_map_bytes(d));
+	if (d->key_size || (d->kind != DEVRT_K_MIN && d->kind != DEVRT_K_MAX))
+		return;
+	if (d->kind == DEVRT_K_MIN)
+		v = sgn ? (uint64_t)INT64_MAX : UINT64_MAX;
+	else
+		v = sgn ? (uint64_t)INT64_MIN : 0;
+	for (uint32_t s = 0; s < d->nshards; s++)
+		memcpy((uint8_t *)slot_at(d, image, s, 0) + 16, &v, 8);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Fold the value words SRC of one shard into ACC (ANY: ACC holds data). */
+static void merge(const struct devrt_map_desc *d, uint64_t *acc,
+		  const uint8_t *src, bool any)
+{
+	bool sgn = d->flags & DEVRT_F_SIGNED;
+	uint64_t a, b;
+
+	switch (d->kind) {
+	case DEVRT_K_PLAIN:
+		if (!any)
+			memcpy(acc, src, d->nwords * 8);
+		break;
+	case DEVRT_K_MIN:
+	case DEVRT_K_MAX:
+		if (!rd64(src + 8))
+			break;
+		a = acc[0];
+		b = rd64(src);
+		if (!acc[1] ||
+		    (d->kind == DEVRT_K_MIN ?
+		     (sgn ? (int64_t)b < (int64_t)a : b < a) :
+		     (sgn ? (int64_t)b > (int64_t)a : b > a)))
+			acc[0] = b;
+		acc[1] = 1;
+		break;
+	default:
+		for (uint32_t i = 0; i < d->nwords; i++)
+			acc[i] += rd64(src + i * 8);
+	}
+}
+
+struct ent {
+	const uint8_t *key;	/* in the image: words, zero padded */
+	uint64_t *val;
+};
+
+static size_t g_klen;	/* qsort has no argument: set per call */
+
+static int ent_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct ent *)a)->key,
+		      ((const struct ent *)b)->key, g_klen);
+}
+
+int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
+		      devrt_entry_fn fn, void *arg)
+{
+	size_t klen = (d->key_size + 7) / 8 * 8, n = 0, cap = 0, nout = 0;
+	struct ent *e = NULL;
+	uint64_t *vals = NULL;
+	int ret = 0;
+
+	if (d->kind == DEVRT_K_NONE || !d->nshards)
+		return 0;
+	/* every live slot of every shard, then merged by key */
+	for (uint32_t s = 0; s < d->nshards; s++) {
+		for (uint32_t i = 0; i < d->capacity; i++) {
+			const uint8_t *p = slot_at(d, image, s, i);
+
+			if (d->key_size && !(rd64(p) & DEVRT_SLOT_FULL))
+				continue;
+			if (!rd64(p + 8))
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct ent *ne = realloc(e, nc * sizeof(*e));
+
+				if (!ne) {
+					free(e);
+					return -ENOMEM;
+				}
+				e = ne;
+				cap = nc;
+			}
+			e[n].key = p + 16;
+			e[n].val = NULL;
+			n++;
+		}
+	}
+	if (!n)
+		goto out;
+	g_klen = klen;
+	if (klen)
+		qsort(e, n, sizeof(*e), ent_cmp);
+	vals = calloc(n, d->nwords ? (size_t)d->nwords * 8 : 8);
+	if (!vals) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n;) {
+		uint64_t *acc = vals + nout * d->nwords;
+		size_t j = i;
+
+		if (d->kind == DEVRT_K_MIN || d->kind == DEVRT_K_MAX)
+			acc[1] = 0;
+		for (; j < n && (j == i || !memcmp(e[j].key, e[i].key, klen));
+		     j++)
+			merge(d, acc, e[j].key + klen, j > i);
+		nout++;
+		if (fn(d->key_size ? e[i].key : NULL, acc, arg))
+			break;
+		i = j;
+	}
+	ret = (int)nout;
+out:
+	free(vals);
+	free(e);
+	return ret;
+}
+
+uint64_t devrt_map_drops(const struct devrt_map_desc *d, const void *image)
+{
+	uint64_t n = 0;
+
+	for (uint32_t s = 0; s < d->nshards; s++)
+		n += rd64((const uint8_t *)image + (uint64_t)s * d->shard_bytes);
+	return n;
+}
+
+uint64_t devrt_rings_bytes(uint32_t nrings, uint32_t ring_bytes)
+{
+	return (uint64_t)nrings * (DEVRT_LINE + ring_bytes);
+}
+
+int devrt_ring_read(const void *ring, uint32_t ring_bytes, uint64_t *tail,
+		    devrt_rec_fn fn, void *arg)
+{
+	const uint8_t *data = (const uint8_t *)ring + DEVRT_LINE;
+	uint64_t head = rd64(ring), t = *tail, m = ring_bytes - 1;
+	uint8_t *buf;
+	int n = 0;
+
+	if (!ring_bytes || (ring_bytes & m))
+		return 0;
+	buf = malloc(ring_bytes);
+	if (!buf)
+		return -ENOMEM;
+	while (t + DEVRT_REC_HDR <= head) {
+		uint64_t w = rd64(data + ((t + 8) & m)), len;
+		uint32_t size = (uint32_t)(w >> 32);
+
+		if (rd64(data + (t & m)) != (t ^ DEVRT_SEQ_KEY))
+			break;	/* reserved, not yet committed */
+		len = DEVRT_REC_HDR + round_up(size, 8);
+		if (len > ring_bytes || t + len > head)
+			break;
+		for (uint64_t i = 0; i < len - DEVRT_REC_HDR; i += 8)
+			memcpy(buf + i, data + ((t + DEVRT_REC_HDR + i) & m), 8);
+		fn((uint32_t)w, buf, size, arg);
+		t += len;
+		n++;
+	}
+	free(buf);
+	*tail = t;
+	return n;
+}

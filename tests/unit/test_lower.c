@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lowering device eBPF to PTX (compiler/ptx_lower*.c) and the device
+ * runtime's host helpers (runtime/agent/devrt_host.c).  The programs of
+ * tests/lower/lower_progs.h go through vf_verify and pl_lower; the
+ * lowered text must assemble with ptxas for sm_75, sm_90 and sm_90a
+ * (SKIP without ptxas), and the register cost of a count and a hist
+ * probe spliced into real kernels (nvcc -ptx of tests/lower/k_budget.cu)
+ * must stay within 16 registers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/verifier.h"
+#include "runtime/agent/ptx.h"
+#include "tests/lower/lower_progs.h"
+#include "tests/unit/unit.h"
+
+static struct gt_dev_map maps[LM_N];
+static struct lp_prog prog;
+static char tmpdir[] = "/tmp/gt-lower.XXXXXX";
+
+static const char *tool(const char *name)
+{
+	static char path[2][256];
+	int i = name[0] == 'n';
+	const char *home = getenv("CUDA_HOME");
+
+	snprintf(path[i], sizeof(path[i]), "%s/bin/%s",
+		 home ? home : "/usr/local/cuda", name);
+	return access(path[i], X_OK) ? NULL : path[i];
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *s = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)n + 1))) {
+		*len = fread(s, 1, (size_t)n, f);
+		s[*len] = '\0';
+	}
+	fclose(f);
+	return s;
+}
+
+/* ptxas -arch=ARCH -v on PTX: exit status; LOG gets its output. */
+static int ptxas(const char *ptx, const char *arch, char *log, size_t loglen)
+{
+	char in[300], cmd[1024], *out;
+	size_t n = 0;
+	int rc;
+
+	snprintf(in, sizeof(in), "%s/m_%s.ptx", tmpdir, arch);
+	if (write_file(in, ptx))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "'%s' -arch=%s -v '%s' -o /dev/null "
+		 ">'%s/log' 2>&1", tool("ptxas"), arch, in, tmpdir);
+	rc = system(cmd);
+	snprintf(in, sizeof(in), "%s/log", tmpdir);
+	out = read_file(in, &n);
+	snprintf(log, loglen, "%s", out ? out : "");
+	free(out);
+	return rc;
+}
+
+/* Registers of entry NAME in a ptxas -v log, or -1. */
+static int regs_of(const char *log, const char *name)
+{
+	char pat[300];
+	const char *p;
+	int r;
+
+	snprintf(pat, sizeof(pat), "entry function '%s'", name);
+	p = strstr(log, pat);
+	if (!p || !(p = strstr(p, "Used ")) || sscanf(p, "Used %d", &r) != 1)
+		return -1;
+	return r;
+}
+
+static int lower_one(int which, bool no_promote, struct pl_func *f,
+		     char *err, size_t errlen)
+{
+	struct pl_opts o;
+
+	lp_build(&prog, which);
+	o = (struct pl_opts){ which, prog.mode, no_promote };
+	return pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, f, err,
+			errlen);
+}
+
+static void test_programs(struct pl_func *f)
+{
+	static const int nargs[LP_NPROGS] = { [LP_ALU] = 2, [LP_JMP] = 2,
+					      [LP_BUILTIN] = 3 };
+	char err[512], name[64];
+
+	for (int i = 0; i < LP_NPROGS; i++) {
+		int v, r;
+
+		lp_build(&prog, i);
+		v = vf_verify(prog.in, (size_t)prog.n, maps, LM_N, prog.name,
+			      NULL, err, sizeof(err));
+		snprintf(name, sizeof(name), "verify_%s", prog.name);
+		CHECK(v == 0, name);
+		if (v)
+			printf("    %s\n", err);
+		r = lower_one(i, false, &f[i], err, sizeof(err));
+		snprintf(name, sizeof(name), "lower_%s", prog.name);
+		CHECK(r == 0 && f[i].text && f[i].nargs == nargs[i], name);
+		if (r)
+			printf("    %s\n", err);
+	}
+}
+
+static void test_shapes(const struct pl_func *f)
+{
+	const char *alu = f[LP_ALU].text, *warp = f[LP_WARP].text;
+
+	CHECK(strstr(alu, ".func __gt_probe_0(.param .u64 __gt_pctx, "
+		      ".param .u64 __gt_pt0, .param .u64 __gt_pa0, "
+		      ".param .u64 __gt_pa1)"), "shape_signature");
+	/* x / 0 = 0 and x % 0 = x */
+	CHECK(strstr(alu, "\tsetp.eq.u64 %p0, %r7, 0;\n"
+		      "\tdiv.u64 %t0, %r0, %r7;\n"
+		      "\tselp.b64 %r0, 0, %t0, %p0;\n"), "shape_div_zero");
+	CHECK(strstr(alu, "\trem.u64 %t0, %r0, %r7;\n"
+		      "\tselp.b64 %r0, %r0, %t0, %p0;\n"), "shape_mod_zero");
+	CHECK(strstr(alu, "\tand.b32 %u0, %u0, 63;\n\tshl.b64 %r0, %r0, %u0;"),
+	      "shape_shift_mask");
+	CHECK(strstr(alu, "\tand.b32 %u1, %u1, 31;\n"), "shape_shift32_mask");
+	/* the spilled x at r10-8 lives in a register, the rest in .local */
+	CHECK(f[LP_ALU].promoted == 1 && strstr(alu, "mov.b64 %r0, %s63;") &&
+	      f[LP_ALU].frame == 496, "promote_spill_slot");
+	CHECK(f[LP_JMP].promoted == 1 && f[LP_JMP].frame == 480,
+	      "promote_narrow_slots_stay");
+	CHECK(f[LP_COUNT].frame == 0 && !strstr(f[LP_COUNT].text, ".local") &&
+	      strstr(f[LP_COUNT].text, "call __gt_rt_agg0, (%pctx, %r1, 0, 0);"),
+	      "count_no_stack");
+	CHECK(f[LP_HIST].frame == 8 && f[LP_HIST].promoted == 0 &&
+	      strstr(f[LP_HIST].text, "call __gt_rt_agg8, (%pctx, %r1, %r2, "
+		     "%r3, 6);"), "hist_key_escapes");
+	CHECK(strstr(f[LP_AGGS].text, "call __gt_rt_agg, (%pctx, %r1, %r2, "
+		     "0, 0);"), "key20_general_entry");
+	CHECK(strstr(warp, "activemask.b32 %u0;") &&
+	      strstr(warp, "bfind.shiftamt.u32") &&
+	      strstr(warp, "mov.b64 %r0, %plan;"), "warp_election_lanes");
+	CHECK(strstr(f[LP_BUILTIN].text, "ld.global.u64 %r0, [%pg+24];") &&
+	      strstr(f[LP_BUILTIN].text, "mov.u32 %u0, %nsmid;") &&
+	      strstr(f[LP_BUILTIN].text, "sub.s64 %r0, %t0, %pt0;") &&
+	      strstr(f[LP_BUILTIN].text, "mov.b64 %r0, %pa2;"),
+	      "builtins_lowered");
+	CHECK(strstr(f[LP_LOOKUP].text, "call (%r0), __gt_rt_lookup,") &&
+	      strstr(f[LP_LOOKUP].text, "red.add.u64 [%r7+8], %r1;") &&
+	      strstr(f[LP_LOOKUP].text, "atom.add.u64 %r8, [%r0+0], %r8;"),
+	      "map_value_atomics");
+}
+
+static void test_no_promote(void)
+{
+	struct pl_func g;
+	char err[256];
+	int r = lower_one(LP_ALU, true, &g, err, sizeof(err));
+
+	CHECK(r == 0 && g.promoted == 0 && g.frame == 496 &&
+	      strstr(g.text, "ld.local.u64 %r0, [__gt_stk+488];"),
+	      "no_promote_option");
+	pl_func_free(&g);
+}
+
+static void test_errors(void)
+{
+	struct bpf_insn bad[] = {
+		I_CALL(GT_DH_TID_X),
+		I_MOV64_REG(BPF_REG_1, BPF_REG_0),
+		I_CALL(GT_DH_ARG),
+		I_EXIT(),
+	};
+	struct bpf_insn kern[] = {
+		I_CALL(BPF_FUNC_ktime_get_ns),
+		I_EXIT(),
+	};
+	struct pl_opts o = { 7, PL_THREAD, false };
+	struct pl_func f;
+	char err[256];
+	int r;
+
+	r = pl_lower(bad, 4, maps, LM_N, &o, &f, err, sizeof(err));
+	CHECK(r == -ENOTSUP && !f.text, "error_arg_not_constant");
+	CHECK_STR(err, "probe 7: insn 2: kernel argument index is not a "
+		  "constant", "error_message");
+	r = pl_lower(kern, 2, maps, LM_N, &o, &f, err, sizeof(err));
+	CHECK(r == -EINVAL && strstr(err, "insn 0"), "error_kernel_helper");
+	r = pl_lower(kern, 0, maps, LM_N, &o, &f, err, sizeof(err));
+	CHECK(r == -EINVAL, "error_empty");
+}
+
+static void test_call_text(void)
+{
+	char *a = pl_call_text(3, 2), *b = pl_call_text(0, 0);
+
+	CHECK_STR(a, "call __gt_probe_3, (%gt_ctx, %gt_t0, %gt_arg0, "
+		  "%gt_arg1);\n", "call_text_args");
+	CHECK_STR(b, "call __gt_probe_0, (%gt_ctx, %gt_t0);\n",
+		  "call_text_none");
+	free(a);
+	free(b);
+}
+
+static void test_assemble(const struct pl_func *f)
+{
+	static const char *const tgt[][2] = {
+		{ "6.3", "sm_75" }, { "7.8", "sm_90" }, { "8.0", "sm_90a" },
+	};
+	char log[16384], name[64];
+
+	for (int t = 0; t < 3; t++) {
+		char *m = lp_module(f, LP_NPROGS, tgt[t][0], tgt[t][1]);
+		int rc;
+
+		snprintf(name, sizeof(name), "ptxas_%s", tgt[t][1]);
+		if (!tool("ptxas") || !pl_runtime_available()) {
+			printf("SKIP %s: no ptxas or runtime built without "
+			       "nvcc\n", name);
+			free(m);
+			continue;
+		}
+		rc = m ? ptxas(m, tgt[t][1], log, sizeof(log)) : -1;
+		CHECK(rc == 0, name);
+		if (rc)
+			printf("%.2000s\n", log);
+		if (t == 1 && rc == 0) {
+			printf("INFO registers (sm_90) alu %d jmp %d builtins %d "
+			       "aggs %d lookup %d warp %d\n",
+			       regs_of(log, "gt_test_0"),
+			       regs_of(log, "gt_test_1"),
+			       regs_of(log, "gt_test_2"),
+			       regs_of(log, "gt_test_3"),
+			       regs_of(log, "gt_test_5"),
+			       regs_of(log, "gt_test_7"));
+		}
+		free(m);
+	}
+}
+
+/* ALU and jmp programs with and without promotion, on sm_90. */
+static void test_promote_cost(void)
+{
+	struct pl_func g[2];
+	char err[256], log[16384];
+	int r[2][2];
+
+	if (!tool("ptxas") || !pl_runtime_available()) {
+		printf("SKIP promote_cost: no ptxas\n");
+		return;
+	}
+	for (int np = 0; np < 2; np++) {
+		char *m;
+
+		lower_one(LP_ALU, np, &g[0], err, sizeof(err));
+		lower_one(LP_JMP, np, &g[1], err, sizeof(err));
+		m = lp_module(g, 2, "7.8", "sm_90");
+		if (m && ptxas(m, "sm_90", log, sizeof(log)) == 0) {
+			r[np][0] = regs_of(log, "gt_test_0");
+			r[np][1] = regs_of(log, "gt_test_1");
+		} else {
+			r[np][0] = r[np][1] = -1;
+		}
+		free(m);
+		pl_func_free(&g[0]);
+		pl_func_free(&g[1]);
+	}
+	printf("INFO promotion (sm_90 registers): alu %d (all .local: %d), "
+	       "jmp %d (all .local: %d)\n", r[0][0], r[1][0], r[0][1],
+	       r[1][1]);
+	CHECK(r[0][0] > 0 && r[1][0] > 0, "promote_cost_measured");
+}
+
+/*
+ * Splice probe WHICH into every kernel of PTX (nvcc output) at entry (and
+ * AT_EXIT, at every exit too); registers of KERNEL before and after.
+ */
+static int splice_regs(const char *ptx, int which, bool at_exit,
+		       const char *kernel, int *before, int *after)
+{
+	struct ptx_module *m = NULL;
+	struct pl_func f = { 0 };
+	char err[512], *decls = NULL, *call = NULL, *out = NULL;
+	static char log[16384];
+	struct ptx_splice_req req = { 0 };
+	int rc = -1;
+
+	if (ptx_parse(ptx, strlen(ptx), &m, err, sizeof(err)) ||
+	    lower_one(which, false, &f, err, sizeof(err)))
+		goto out;
+	decls = pl_decls(&f, 1);
+	call = pl_call_text(f.index, f.nargs);
+	req.decls = decls;
+	req.entry = call;
+	if (at_exit)
+		req.exit = call;
+	req.min_major = PL_PTX_MIN_MAJOR;
+	req.min_minor = PL_PTX_MIN_MINOR;
+	if (!decls || !call || ptx_splice(m, &req, &out, err, sizeof(err)) < 0)
+		goto out;
+	if (ptxas(ptx, "sm_90", log, sizeof(log)))
+		goto out;
+	*before = regs_of(log, kernel);
+	if (ptxas(out, "sm_90", log, sizeof(log)))
+		goto out;
+	*after = regs_of(log, kernel);
+	rc = 0;
+out:
+	if (rc)
+		printf("    splice: %s\n", err);
+	free(out);
+	free(decls);
+	free(call);
+	pl_func_free(&f);
+	ptx_free(m);
+	return rc;
+}
+
+static void test_budget(void)
+{
+	static const char *const kern[] = { "_Z5saxpyifPKfPf",
+					    "_Z3mm4iPKfS0_Pf" };
+	char cmd[1024], path[300], name[64];
+	char *ptx;
+	size_t n = 0;
+
+	if (!tool("nvcc") || !tool("ptxas") || !pl_runtime_available()) {
+		printf("SKIP register_budget: no nvcc/ptxas\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/k_budget.ptx", tmpdir);
+	snprintf(cmd, sizeof(cmd), "'%s' -ptx -arch=sm_90 "
+		 "tests/lower/k_budget.cu -o '%s' 2>&1", tool("nvcc"), path);
+	if (system(cmd) != 0 || !(ptx = read_file(path, &n))) {
+		CHECK(0, "register_budget_nvcc");
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		int b = -1, c = -1, h = -1, c2 = -1, h2 = -1;
+
+		splice_regs(ptx, LP_COUNT, false, kern[k], &b, &c);
+		splice_regs(ptx, LP_HIST, false, kern[k], &b, &h);
+		splice_regs(ptx, LP_COUNT, true, kern[k], &b, &c2);
+		splice_regs(ptx, LP_HIST, true, kern[k], &b, &h2);
+		printf("INFO registers %s: plain %d, count probe %d (%+d), "
+		       "hist probe %d (%+d); at entry and exit: count %d, "
+		       "hist %d\n", kern[k], b, c, c - b, h, h - b, c2, h2);
+		snprintf(name, sizeof(name), "register_budget_%s",
+			 k ? "mm4" : "saxpy");
+		CHECK(b > 0 && c > 0 && h > 0 && c - b <= 16 && h - b <= 16,
+		      name);
+	}
+	free(ptx);
+}
+
+/* ---- host helpers: layout, init, merge, rings ---- */
+
+static int collect(const void *key, const uint64_t *val, void *arg)
+{
+	uint64_t *out = arg;
+	uint64_t k = 0;
+
+	if (key)
+		memcpy(&k, key, 8);
+	out[0]++;
+	out[1 + 2 * (k & 3)] = val[0];
+	out[2 + 2 * (k & 3)] = val[1];
+	return 0;
+}
+
+static uint8_t *slot_of(const struct devrt_map_desc *d, uint8_t *img,
+			uint32_t shard, uint32_t i)
+{
+	return img + shard * d->shard_bytes + DEVRT_LINE + i * d->slot_bytes;
+}
+
+static void put(uint8_t *p, int word, uint64_t v)
+{
+	memcpy(p + 8 * word, &v, 8);
+}
+
+static void test_host_layout(void)
+{
+	struct devrt_map_desc d = { .kind = DEVRT_K_HIST, .key_size = 12,
+				    .nshards = 4, .capacity = 64 };
+	struct devrt_map_desc bad = { .kind = DEVRT_K_COUNT, .nshards = 1,
+				      .key_size = 8, .capacity = 48 };
+	struct devrt_map_desc lh = { .kind = DEVRT_K_LHIST, .nshards = 1,
+				     .lmin = 0, .lmax = 100, .lstep = 10 };
+
+	CHECK(devrt_map_layout(&d) == 0 && d.nwords == 34 &&
+	      d.slot_bytes == 16 + 16 + 34 * 8 && d.shard_bytes % 128 == 0 &&
+	      d.shard_bytes >= 128 + 64 * d.slot_bytes &&
+	      devrt_map_bytes(&d) == 4 * d.shard_bytes, "layout_hist");
+	CHECK(devrt_map_layout(&bad) == -EINVAL, "layout_bad_capacity");
+	CHECK(devrt_map_layout(&lh) == 0 && lh.nwords == 12 &&
+	      lh.capacity == 1, "layout_lhist");
+	lh.lstep = 0;
+	CHECK(devrt_map_layout(&lh) == -EINVAL, "layout_lhist_step");
+	CHECK(devrt_ctx_bytes(3) == 128 + 3 * 80, "ctx_bytes");
+}
+
+static void test_host_merge(void)
+{
+	struct devrt_map_desc mn = { .kind = DEVRT_K_MIN,
+				     .flags = DEVRT_F_SIGNED, .nshards = 3 };
+	struct devrt_map_desc av = { .kind = DEVRT_K_AVG, .key_size = 8,
+				     .nshards = 2, .capacity = 4 };
+	uint64_t got[9] = { 0 };
+	uint8_t *img;
+
+	devrt_map_layout(&mn);
+	img = malloc(devrt_map_bytes(&mn));
+	devrt_map_init(&mn, img);
+	/* untouched: nothing to report; shard 0 and 2 set, shard 1 not */
+	CHECK(devrt_map_foreach(&mn, img, collect, got) == 0,
+	      "merge_untouched_empty");
+	put(slot_of(&mn, img, 0, 0), 1, 1);
+	put(slot_of(&mn, img, 0, 0), 2, (uint64_t)-5);
+	put(slot_of(&mn, img, 0, 0), 3, 1);
+	put(slot_of(&mn, img, 2, 0), 1, 1);
+	put(slot_of(&mn, img, 2, 0), 2, (uint64_t)-9);
+	put(slot_of(&mn, img, 2, 0), 3, 1);
+	put(slot_of(&mn, img, 1, 0), 1, 1);	/* live, value never set */
+	CHECK(devrt_map_foreach(&mn, img, collect, got) == 1 &&
+	      (int64_t)got[1] == -9 && got[2] == 1, "merge_min_signed");
+	free(img);
+
+	devrt_map_layout(&av);
+	img = calloc(1, devrt_map_bytes(&av));
+	memset(got, 0, sizeof(got));
+	/* key 1 in both shards, key 2 in one, one busy slot ignored */
+	for (int s = 0; s < 2; s++) {
+		uint8_t *p = slot_of(&av, img, s, 3 - s);
+
+		put(p, 0, DEVRT_SLOT_FULL | 77);
+		put(p, 1, 1);
+		put(p, 2, 1);
+		put(p, 3, 2 + s);
+		put(p, 4, 10 * (s + 1));
+	}
+	put(slot_of(&av, img, 1, 0), 0, DEVRT_SLOT_FULL | 5);
+	put(slot_of(&av, img, 1, 0), 1, 1);
+	put(slot_of(&av, img, 1, 0), 2, 2);
+	put(slot_of(&av, img, 1, 0), 3, 4);
+	put(slot_of(&av, img, 1, 0), 4, 40);
+	put(slot_of(&av, img, 0, 0), 0, DEVRT_SLOT_BUSY);
+	put(slot_of(&av, img, 0, 0), 1, 1);
+	CHECK(devrt_map_foreach(&av, img, collect, got) == 2 &&
+	      got[0] == 2 && got[3] == 5 && got[4] == 30 && got[5] == 4 &&
+	      got[6] == 40, "merge_avg_keys");
+	put(img, 0, 3);
+	put(img + av.shard_bytes, 0, 4);
+	CHECK(devrt_map_drops(&av, img) == 7, "map_drops");
+	free(img);
+}
+
+struct recs {
+	int n;
+	uint32_t fmt[4], size[4];
+	uint64_t first[4];
+};
+
+static void rec(uint32_t fmt, const void *args, uint32_t size, void *arg)
+{
+	struct recs *r = arg;
+
+	if (r->n < 4) {
+		r->fmt[r->n] = fmt;
+		r->size[r->n] = size;
+		memcpy(&r->first[r->n], args, 8);
+	}
+	r->n++;
+}
+
+/* Write a record as the device does (words wrap one at a time). */
+static void ring_put(uint8_t *ring, uint32_t cap, uint64_t pos, uint32_t fmt,
+		     const uint64_t *args, uint32_t size, bool commit)
+{
+	uint8_t *data = ring + DEVRT_LINE;
+	uint64_t w = fmt | (uint64_t)size << 32, seq = pos ^ DEVRT_SEQ_KEY;
+
+	memcpy(data + ((pos + 8) & (cap - 1)), &w, 8);
+	for (uint32_t i = 0; i * 8 < size; i++)
+		memcpy(data + ((pos + 16 + 8 * i) & (cap - 1)), &args[i], 8);
+	if (commit)
+		memcpy(data + (pos & (cap - 1)), &seq, 8);
+}
+
+static void test_host_ring(void)
+{
+	enum { CAP = 128 };
+	uint8_t *ring = calloc(1, devrt_rings_bytes(1, CAP));
+	uint64_t a[2] = { 0x1111, 0x2222 }, b[1] = { 0x3333 }, tail = 104;
+	uint64_t head = 104 + 32 + 24 + 24;
+	struct recs r = { 0 };
+
+	/* three records from position 104: the first wraps, the third is
+	 * reserved but not committed */
+	ring_put(ring, CAP, 104, 7, a, 16, true);
+	ring_put(ring, CAP, 136, 8, b, 5, true);
+	ring_put(ring, CAP, 160, 9, b, 8, false);
+	memcpy(ring, &head, 8);
+	CHECK(devrt_ring_read(ring, CAP, &tail, rec, &r) == 2 && r.n == 2 &&
+	      r.fmt[0] == 7 && r.size[0] == 16 && r.first[0] == 0x1111 &&
+	      r.fmt[1] == 8 && r.size[1] == 5 && r.first[1] == 0x3333 &&
+	      tail == 160, "ring_read_wrap_uncommitted");
+	ring_put(ring, CAP, 160, 9, b, 8, true);
+	CHECK(devrt_ring_read(ring, CAP, &tail, rec, &r) == 1 &&
+	      r.fmt[2] == 9 && tail == head, "ring_read_commit_later");
+	free(ring);
+}
+
+int main(void)
+{
+	struct pl_func f[LP_NPROGS] = { 0 };
+	char cmd[64];
+
+	lp_maps(maps);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_programs(f);
+	test_shapes(f);
+	test_no_promote();
+	test_errors();
+	test_call_text();
+	test_assemble(f);
+	test_promote_cost();
+	test_budget();
+	test_host_layout();
+	test_host_merge();
+	test_host_ring();
+	for (int i = 0; i < LP_NPROGS; i++)
+		pl_func_free(&f[i]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	UNIT_END();
+}
