@@ -79,7 +79,7 @@ int device_lower(const struct unit *u, const struct gt_object *obj,
 			break;
 		}
 		d->probe = p->probe;
-		d->call = pl_call_text(d->func.index, d->func.nargs);
+		d->call = pl_call_text(&d->func);
 		out->n++;
 		if (!d->call) {
 			ret = -ENOMEM;

@@ -76,6 +76,9 @@ static void prologue(struct pl_ctx *c)
 
 	pl_printf(b, ".func __gt_probe_%d(.param .u64 __gt_pctx, "
 		  ".param .u64 __gt_pt0", k);
+	for (int w = 1; w < 4; w++)
+		if (c->words & (1u << w))
+			pl_printf(b, ", .param .u64 __gt_pw%d", w);
 	for (int a = 0; a < c->nargs; a++)
 		pl_printf(b, ", .param .u64 __gt_pa%d", a);
 	pl_printf(b, ")\n{\n"
@@ -83,7 +86,8 @@ static void prologue(struct pl_ctx *c)
 		  "\t.reg .b32 %%u<4>;\n"
 		  "\t.reg .b64 %%r<10>;\n"
 		  "\t.reg .b64 %%t<2>;\n"
-		  "\t.reg .b64 %%fp, %%pctx, %%pg, %%pt0, %%plan;\n");
+		  "\t.reg .b64 %%fp, %%pctx, %%pg, %%pt0, %%plan;\n"
+		  "\t.reg .b64 %%pw<4>;\n");
 	if (c->nargs)
 		pl_printf(b, "\t.reg .b64 %%pa<%d>;\n", c->nargs);
 	for (int s = 0; s < PL_SLOTS; s++)
@@ -112,6 +116,9 @@ static void prologue(struct pl_ctx *c)
 		  "\t@%%p0 bra $Lret;\n", DEVRT_CTX_STOP);
 	if (c->uses_t0)
 		pl_printf(b, "\tld.param.u64 %%pt0, [__gt_pt0];\n");
+	for (int w = 1; w < 4; w++)
+		if (c->words & (1u << w))
+			pl_printf(b, "\tld.param.u64 %%pw%d, [__gt_pw%d];\n", w, w);
 	for (int a = 0; a < c->nargs; a++)
 		pl_printf(b, "\tld.param.u64 %%pa%d, [__gt_pa%d];\n", a, a);
 	if (c->need_fp && c->frame)
@@ -170,6 +177,7 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 	c.out.s = NULL;
 	out->index = opts->index;
 	out->nargs = c.nargs;
+	out->words = c.words;
 	out->frame = c.frame;
 	for (int s = 0; s < PL_SLOTS; s++)
 		out->promoted += pl_promoted(&c, s * 8 - PL_FRAME);
@@ -188,12 +196,16 @@ void pl_func_free(struct pl_func *f)
 	f->text = NULL;
 }
 
-char *pl_call_text(int index, int nargs)
+char *pl_call_text(const struct pl_func *f)
 {
+	static const char *const word[4] = { "", "launch", "launch_ns", "kernel" };
 	struct pl_buf b = { 0 };
 
-	pl_printf(&b, "call __gt_probe_%d, (%%gt_ctx, %%gt_t0", index);
-	for (int a = 0; a < nargs; a++)
+	pl_printf(&b, "call __gt_probe_%d, (%%gt_ctx, %%gt_t0", f->index);
+	for (int w = 1; w < 4; w++)
+		if (f->words & (1u << w))
+			pl_printf(&b, ", %%gt_%s", word[w]);
+	for (int a = 0; a < f->nargs; a++)
 		pl_printf(&b, ", %%gt_arg%d", a);
 	pl_printf(&b, ");\n");
 	if (b.oom) {

@@ -30,10 +30,16 @@ struct pl_opts {
 	bool no_promote;	/* keep every stack slot in .local memory */
 };
 
+/* Words of the launch parameter (runtime/agent/agent_proto.h) a probe reads. */
+#define PL_W_LAUNCH	(1u << 1)
+#define PL_W_LAUNCH_NS	(1u << 2)
+#define PL_W_KERNEL	(1u << 3)
+
 struct pl_func {
 	char *text;		/* the .func definition (malloc'd) */
 	int index;		/* K */
 	int nargs;		/* 1 + highest kernel argument read; 0: none */
+	unsigned words;		/* PL_W_*: passed after t0, in that order */
 	int frame;		/* bytes of .local stack; 0: none */
 	int promoted;		/* 8-byte stack slots kept in registers */
 };
@@ -54,11 +60,11 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 void pl_func_free(struct pl_func *f);
 
 /*
- * The splicer's entry/exit text that runs probe INDEX with NARGS kernel
- * arguments: "call __gt_probe_K, (%gt_ctx, %gt_t0, %gt_arg0, ...);\n"
- * (malloc'd; NULL when out of memory).
+ * The splicer's entry/exit text that runs probe F: "call __gt_probe_K,
+ * (%gt_ctx, %gt_t0[, %gt_launch, %gt_launch_ns, %gt_kernel as F->words
+ * says], %gt_arg0, ...);\n" (malloc'd; NULL when out of memory).
  */
-char *pl_call_text(int index, int nargs);
+char *pl_call_text(const struct pl_func *f);
 
 /*
  * The module-scope text to splice once per module (ptx_splice_req.decls):

@@ -238,6 +238,12 @@ static int an_call(struct pl_ctx *c, struct pl_state *st, size_t i)
 	}
 	if (h->id == GT_DH_DURATION)
 		c->uses_t0 = true;
+	if (h->id == GT_DH_LAUNCH)
+		c->words |= PL_W_LAUNCH;
+	if (h->id == GT_DH_LAUNCH_NS)
+		c->words |= PL_W_LAUNCH_NS;
+	if (h->id == GT_DH_KERNEL || h->id == GT_DH_KERNEL_NAME)
+		c->words |= PL_W_KERNEL;
 	if (h->id == GT_DH_LANES)
 		c->uses_lanes = true;
 	for (int r = BPF_REG_1; r <= BPF_REG_5; r++)

@@ -284,11 +284,8 @@ static const char *const sreg[] = {
 static int ctx_field(int id)
 {
 	switch (id) {
-	case GT_DH_LAUNCH: return DEVRT_CTX_LAUNCH;
-	case GT_DH_LAUNCH_NS: return DEVRT_CTX_LAUNCH_NS;
 	case GT_DH_GPU: return DEVRT_CTX_GPU;
 	case GT_DH_PID: return DEVRT_CTX_PID;
-	case GT_DH_KERNEL: return DEVRT_CTX_KERNEL;
 	default: return -1;
 	}
 }
@@ -309,6 +306,27 @@ static int call(struct pl_ctx *c, size_t i)
 		return 0;
 	}
 	switch (id) {
+	case GT_DH_LAUNCH:
+		pl_printf(b, "\tmov.b64 %%r0, %%pw1;\n");
+		return 0;
+	case GT_DH_LAUNCH_NS:
+		pl_printf(b, "\tmov.b64 %%r0, %%pw2;\n");
+		return 0;
+	case GT_DH_KERNEL:
+		pl_printf(b, "\tmov.b64 %%r0, %%pw3;\n");
+		return 0;
+	case GT_DH_KERNEL_NAME:
+		/* 64 bytes from the context's name table, at the kernel id */
+		pl_printf(b, "\tld.global.u64 %%t0, [%%pg+%d];\n"
+			  "\tsetp.eq.u64 %%p0, %%t0, 0;\n"
+			  "\t@%%p0 bra $Lkn%zu;\n"
+			  "\tmad.lo.u64 %%t0, %%pw3, %d, %%t0;\n",
+			  DEVRT_CTX_NAMES, i, DEVRT_NAME_BYTES);
+		for (int k = 0; k < DEVRT_NAME_BYTES; k += 8)
+			pl_printf(b, "\tld.global.u64 %%t1, [%%t0+%d];\n"
+				  "\tst.u64 [%%r1+%d], %%t1;\n", k, k);
+		pl_printf(b, "$Lkn%zu:\n", i);
+		return 0;
 	case GT_DH_LANES:
 		if (c->opts->mode == PL_WARP)
 			pl_printf(b, "\tmov.b64 %%r0, %%plan;\n");

@@ -60,6 +60,7 @@ struct pl_ctx {
 	bool unknown_stack;	/* stack reached through an unknown offset */
 	bool need_fp;		/* r10's value is used */
 	bool uses_t0, uses_lanes;
+	unsigned words;		/* PL_W_*: launch parameter words read */
 	int lowest;		/* lowest stack offset in .local memory */
 	int frame;		/* bytes of .local stack */
 	int nargs;

@@ -132,7 +132,8 @@ struct devrt_ctx {
 	uint32_t nrings;	/* 0: printf records are dropped uncounted */
 	uint32_t ring_bytes;
 	uint64_t rings;		/* device address of ring 0 */
-	uint64_t pad[7];
+	uint64_t names;		/* kernel names: DEVRT_NAME_BYTES per kernel id, or 0 */
+	uint64_t pad[6];
 };
 
 /* byte offsets the lowering reads (checked against the struct in C) */
@@ -142,6 +143,8 @@ struct devrt_ctx {
 #define DEVRT_CTX_GPU		32
 #define DEVRT_CTX_PID		40
 #define DEVRT_CTX_STOP		48
+#define DEVRT_CTX_NAMES		72
+#define DEVRT_NAME_BYTES	64
 #define DEVRT_CTX_SIZE		128
 #define DEVRT_DESC_SIZE		80
 
@@ -151,6 +154,7 @@ struct devrt_ctx {
 _Static_assert(sizeof(struct devrt_ctx) == DEVRT_CTX_SIZE, "ctx size");
 _Static_assert(offsetof(struct devrt_ctx, stop) == DEVRT_CTX_STOP, "stop");
 _Static_assert(offsetof(struct devrt_ctx, pid) == DEVRT_CTX_PID, "pid");
+_Static_assert(offsetof(struct devrt_ctx, names) == DEVRT_CTX_NAMES, "names");
 _Static_assert(sizeof(struct devrt_map_desc) == DEVRT_DESC_SIZE, "desc");
 _Static_assert(sizeof(struct devrt_ring_hdr) == DEVRT_LINE, "ring hdr");
 

@@ -289,7 +289,9 @@ static void launch(int k, unsigned grid, unsigned block, uint64_t a0,
 {
 	char name[32];
 	CUfunction fn;
-	void *params[] = { &a0, &a1, &a2, &dctx };
+	/* the launch parameter: context, launch, launch_ns, kernel */
+	uint64_t lp[4] = { dctx, 42, 123456789, 7 };
+	void *params[] = { &a0, &a1, &a2, lp };
 
 	snprintf(name, sizeof(name), "gt_test_%d", k);
 	CU(cuModuleGetFunction(&fn, mod, name));

@@ -476,15 +476,22 @@ static inline char *lp_module(const struct pl_func *f, int n,
 
 		p += snprintf(p, len - (size_t)(p - m),
 			".visible .entry gt_test_%d(.param .u64 a0, "
-			".param .u64 a1, .param .u64 a2, .param .u64 ctx)\n{\n"
-			"\t.reg .b64 %%x<5>;\n"
+			".param .u64 a1, .param .u64 a2, "
+			".param .align 8 .b8 ctx[32])\n{\n"
+			"\t.reg .b64 %%x<8>;\n"
 			"\tmov.u64 %%x4, %%globaltimer;\n"
 			"\tld.param.u64 %%x0, [a0];\n"
 			"\tld.param.u64 %%x1, [a1];\n"
 			"\tld.param.u64 %%x2, [a2];\n"
 			"\tld.param.u64 %%x3, [ctx];\n"
-			"\tcall __gt_probe_%d, (%%x3, %%x4%s%s%s);\n"
+			"\tld.param.u64 %%x5, [ctx+8];\n"
+			"\tld.param.u64 %%x6, [ctx+16];\n"
+			"\tld.param.u64 %%x7, [ctx+24];\n"
+			"\tcall __gt_probe_%d, (%%x3, %%x4%s%s%s%s%s%s);\n"
 			"\tret;\n}\n", k, k,
+			f[i].words & PL_W_LAUNCH ? ", %x5" : "",
+			f[i].words & PL_W_LAUNCH_NS ? ", %x6" : "",
+			f[i].words & PL_W_KERNEL ? ", %x7" : "",
 			f[i].nargs > 0 ? ", %x0" : "",
 			f[i].nargs > 1 ? ", %x1" : "",
 			f[i].nargs > 2 ? ", %x2" : "");

@@ -164,7 +164,7 @@ static void test_shapes(const struct pl_func *f)
 	CHECK(strstr(warp, "activemask.b32 %u0;") &&
 	      strstr(warp, "bfind.shiftamt.u32") &&
 	      strstr(warp, "mov.b64 %r0, %plan;"), "warp_election_lanes");
-	CHECK(strstr(f[LP_BUILTIN].text, "ld.global.u64 %r0, [%pg+24];") &&
+	CHECK(strstr(f[LP_BUILTIN].text, "mov.b64 %r0, %pw3;") &&
 	      strstr(f[LP_BUILTIN].text, "mov.u32 %u0, %nsmid;") &&
 	      strstr(f[LP_BUILTIN].text, "sub.s64 %r0, %t0, %pt0;") &&
 	      strstr(f[LP_BUILTIN].text, "mov.b64 %r0, %pa2;"),
@@ -216,14 +216,21 @@ static void test_errors(void)
 
 static void test_call_text(void)
 {
-	char *a = pl_call_text(3, 2), *b = pl_call_text(0, 0);
+	struct pl_func fa = { .index = 3, .nargs = 2 };
+	struct pl_func fb = { .index = 0 };
+	struct pl_func fc = { .index = 1, .nargs = 1,
+			      .words = PL_W_LAUNCH_NS | PL_W_KERNEL };
+	char *a = pl_call_text(&fa), *b = pl_call_text(&fb), *c = pl_call_text(&fc);
 
 	CHECK_STR(a, "call __gt_probe_3, (%gt_ctx, %gt_t0, %gt_arg0, "
 		  "%gt_arg1);\n", "call_text_args");
 	CHECK_STR(b, "call __gt_probe_0, (%gt_ctx, %gt_t0);\n",
 		  "call_text_none");
+	CHECK_STR(c, "call __gt_probe_1, (%gt_ctx, %gt_t0, %gt_launch_ns, "
+		  "%gt_kernel, %gt_arg0);\n", "call_text_launch_words");
 	free(a);
 	free(b);
+	free(c);
 }
 
 static void test_assemble(const struct pl_func *f)
@@ -313,7 +320,7 @@ static int splice_regs(const char *ptx, int which, bool at_exit,
 	    lower_one(which, false, &f, err, sizeof(err)))
 		goto out;
 	decls = pl_decls(&f, 1);
-	call = pl_call_text(f.index, f.nargs);
+	call = pl_call_text(&f);
 	req.decls = decls;
 	req.entry = call;
 	if (at_exit)
