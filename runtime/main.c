@@ -16,7 +16,9 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/agentctl.h"
 #include "runtime/child.h"
+#include "runtime/dryrun.h"
 #include "runtime/list.h"
 #include "runtime/session.h"
 
@@ -102,6 +104,23 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+static bool has_gpu_probes(const struct program *prog)
+{
+	for (const struct clause *c = prog->clauses; c; c = c->next)
+		for (const struct attach *a = c->aps; a; a = a->next)
+			if (!strncmp(a->text, "gpu:", 4))
+				return true;
+	return false;
+}
+
+static bool has_device_progs(const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++)
+		if (obj->progs[i].probe->prov->device)
+			return true;
+	return false;
+}
+
 static void dump_ebpf(FILE *f, const struct gt_object *obj)
 {
 	for (int i = 0; i < obj->nprogs; i++) {
@@ -126,8 +145,10 @@ int main(int argc, char **argv)
 	struct program *prog = NULL;
 	struct unit *u = NULL;
 	struct gt_object obj = { 0 };
+	struct device_set ds = { 0 };
+	struct agentctl *ac = NULL;
 	struct out o = { 0 };
-	bool dry_run = false, have_obj = false, list = false;
+	bool dry_run = false, have_obj = false, list = false, have_ds = false;
 	unsigned dump = 0;
 	char *text = NULL;
 	int c, ret = 1;
@@ -261,7 +282,17 @@ int main(int argc, char **argv)
 
 	/* the child exists (held) before compiling: cpid and -c scoping */
 	if (cmd && !dry_run) {
-		if (child_spawn(cmd, NULL, &child))
+		const char *const *env = NULL;
+
+		/* the agent's socket and segment exist before the child */
+		if (has_gpu_probes(prog)) {
+			struct agentctl_opts ao = { .verbose = sopts.verbose };
+
+			if (agentctl_open(&ao, &ac))
+				goto out;
+			env = agentctl_env(ac);
+		}
+		if (child_spawn(cmd, env, &child))
 			goto out;
 		sopts.child = &child;
 		sem.target_pid = child.pid;
@@ -280,14 +311,40 @@ int main(int argc, char **argv)
 		dump_ebpf(stdout, &obj);
 	if (device_verify(u, &obj, dump & D_VERIFIER ? stdout : NULL))
 		goto out;
+	if (has_device_progs(&obj)) {
+		if (device_lower(u, &obj, &ds))
+			goto out;
+		have_ds = true;
+		if (dump & D_PTX) {
+			/* --dry-run -d ptx: the splice into -c's program or
+			 * the binary after -e; else the probe functions */
+			char bin[4096] = "", *sp;
+
+			if (dry_run && cmd)
+				snprintf(bin, sizeof(bin), "%s", cmd);
+			else if (dry_run && prog_text && optind < argc)
+				snprintf(bin, sizeof(bin), "%s", argv[optind]);
+			sp = strchr(bin, ' ');
+			if (sp)
+				*sp = 0;
+			if (dryrun_ptx(&ds, bin[0] ? bin : NULL, stdout))
+				goto out;
+		}
+		if (ac && agentctl_configure(ac, u, &ds))
+			goto out;
+	}
 	if (dry_run) {
 		ret = 0;
 		goto out;
 	}
+	sopts.agent = ac;
 	ret = session_run(u, &obj, &o, &sopts);
 out:
 	if (child.release_fd >= 0)
 		child_kill(&child);	/* never released: compile or attach failed */
+	agentctl_free(ac);
+	if (have_ds)
+		device_set_free(&ds);
 	if (o.f && o.f != stdout)
 		fclose(o.f);
 	fflush(stdout);

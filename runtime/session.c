@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "probes/provider.h"
+#include "runtime/agentctl.h"
 #include "runtime/child.h"
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
@@ -20,6 +22,7 @@ struct session {
 	struct unit *u;
 	struct gt_object *obj;
 	struct out *o;
+	struct agentctl *ac;	/* NULL without device probes */
 	bool exiting;
 	int exit_code;
 	uint64_t lost_seen;
@@ -38,6 +41,7 @@ static void print_map(struct session *s, int idx, uint32_t top, uint32_t div)
 
 	if (maps_read(s->obj, idx, &om) == -E2BIG)
 		fprintf(stderr, "gputrace: %s: too many entries to read\n", om.name);
+	agentctl_merge(s->ac, idx, &om);	/* the device part */
 	if (top || div)
 		out_map_top(s->o, &om, top, div);
 	else
@@ -80,6 +84,18 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 		maps_val_free(&sym[nsym]);
 }
 
+/* A device printf record: the agent checked FMT and SIZE. */
+static void on_dev_printf(void *arg, uint32_t fmt, const void *args,
+			  uint32_t size)
+{
+	struct session *s = arg;
+
+	if (s->exiting)
+		return;
+	do_printf(s, &s->u->events[fmt], args);
+	fflush(s->o->f);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -110,6 +126,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	}
 	case EV_PRINT_MAP:
+		agentctl_snapshot(s->ac, 1000);
 		print_map(s, ev->map->index, ev->top, ev->div);
 		break;
 	case EV_PRINT_VAL: {
@@ -121,10 +138,14 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	}
 	case EV_CLEAR:
+		agentctl_snapshot(s->ac, 1000);
 		maps_clear(s->obj, ev->map->index);
+		agentctl_clear(s->ac, ev->map->index);
 		break;
 	case EV_ZERO:
+		agentctl_snapshot(s->ac, 1000);
 		maps_zero(s->obj, ev->map->index);
+		agentctl_zero(s->ac, ev->map->index);
 		break;
 	case EV_EXIT: {
 		int64_t code;
@@ -143,7 +164,7 @@ static void report_lost(struct session *s)
 {
 	int fd = s->obj->maps[cg_lost_map(s->u)].fd;
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v = calloc(ncpu, sizeof(*v)), total = 0;
+	uint64_t *v = calloc(ncpu, sizeof(*v)), total = 0, dev;
 	uint32_t key = 0;
 
 	if (v && !bpf_map_lookup_elem(fd, &key, v)) {
@@ -154,6 +175,9 @@ static void report_lost(struct session *s)
 		s->lost_seen = total;
 	}
 	free(v);
+	dev = agentctl_lost(s->ac);	/* device printf records */
+	if (dev)
+		out_lost(s->o, dev);
 }
 
 /* Whether the traced process (-p or -c) is gone. */
@@ -186,7 +210,7 @@ static void print_all_maps(struct session *s)
 	if (!ms)
 		return;
 	for (struct map_sym *m = s->u->maps; m; m = m->next)
-		if (m->host)
+		if (m->host || m->device)
 			ms[n++] = m;
 	qsort(ms, n, sizeof(*ms), cmp_name);
 	out_exit_begin(s->o);
@@ -216,7 +240,8 @@ static int fire_all(struct session *s, const struct provider *prov,
 int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		const struct session_opts *opts)
 {
-	struct session s = { .u = u, .obj = obj, .o = o };
+	struct session s = { .u = u, .obj = obj, .o = o, .ac = opts->agent };
+	struct agentctl_cb cb = { .on_printf = on_dev_printf, .arg = &s };
 	struct ring_buffer *rb = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err[4096];
@@ -235,6 +260,10 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	for (int i = 0; i < obj->nprogs; i++) {
 		struct probe *p = obj->progs[i].probe;
 
+		if (p->prov->device && s.ac) {
+			nattached++;	/* the agent installs it */
+			continue;
+		}
 		if (p->prov->attach(p, obj->progs[i].fd, err, sizeof(err))) {
 			fprintf(stderr, "gputrace: %s: %s\n", p->name, err);
 			goto detach;
@@ -247,6 +276,8 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		out_attached(o, nattached);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (s.ac)
+		agentctl_set_cb(s.ac, &cb);
 	if (fire_all(&s, &provider_begin, rb))
 		goto detach;
 	if (opts->child) {
@@ -261,16 +292,29 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		}
 	}
 	while (!s.exiting && !interrupted && !target_gone(opts)) {
-		int n = ring_buffer__poll(rb, 100);
+		struct pollfd pf[2] = {
+			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+			{ .fd = agentctl_fd(s.ac), .events = POLLIN },
+		};
+		int n = poll(pf, s.ac ? 2 : 1, 100);
 
-		if (n < 0 && n != -EINTR) {
-			fprintf(stderr, "gputrace: polling events: %s\n", strerror(-n));
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "gputrace: polling events: %s\n", strerror(errno));
 			break;
 		}
+		n = ring_buffer__consume(rb);
+		if (n < 0 && n != -EINTR) {
+			fprintf(stderr, "gputrace: reading events: %s\n", strerror(-n));
+			break;
+		}
+		agentctl_poll(s.ac, 0);
 		report_lost(&s);
 	}
 	ret = 0;
+	/* the device maps as they are now (or the final ones, after BYE) */
+	agentctl_snapshot(s.ac, 2000);
 detach:
+	agentctl_detach(s.ac);
 	/* BEGIN/END stay until END has run */
 	for (int i = 0; i < nattached; i++) {
 		struct probe *p = obj->progs[i].probe;

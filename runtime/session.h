@@ -11,6 +11,7 @@
 #include "compiler/codegen.h"
 #include "runtime/output.h"
 
+struct agentctl;
 struct child;
 
 struct session_opts {
@@ -18,6 +19,7 @@ struct session_opts {
 	bool verbose;
 	int pid;		/* -p: exit when it exits */
 	struct child *child;	/* -c: released after attach, exit when it exits */
+	struct agentctl *agent;	/* device probes through the agent, or NULL */
 };
 
 /* Returns the program's exit status (exit(N)), or 1 on error. */

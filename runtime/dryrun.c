@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --dry-run -d ptx with a binary: the agent's splice, done on the
+ * binary's fatbins instead of inside the process, so that what the GPU
+ * would run can be read (and assembled with ptxas) on a machine without
+ * one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probes/elf_syms.h"
+#include "probes/provider.h"
+#include "runtime/agent/fatbin.h"
+#include "runtime/agent/ptx.h"
+#include "runtime/dryrun.h"
+
+bool dryrun_match(const char *glob, const char *name)
+{
+	char *base;
+	bool ok;
+
+	if (!fnmatch(glob, name, 0))
+		return true;
+	base = syms_demangle(name, true);
+	ok = base && !fnmatch(glob, base, 0);
+	free(base);
+	return ok;
+}
+
+static void print_decls(const struct device_set *ds, FILE *out)
+{
+	fputs(ds->decls ? ds->decls : "", out);
+	for (int i = 0; i < ds->n; i++)
+		fprintf(out, "// gputrace: %s calls: %s", ds->v[i].probe->name,
+			ds->v[i].call ? ds->v[i].call : "\n");
+}
+
+/* Kernels of one module that the same probes match. */
+struct group {
+	char *sig;		/* "0,2," : the probes' indices */
+	const char **names;	/* NULL-terminated */
+	int n;
+};
+
+static char *signature(const struct device_set *ds, const char *name)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < ds->n; i++)
+		if (dryrun_match(ds->v[i].probe->func, name))
+			fprintf(f, "%d,", i);
+	if (fclose(f))
+		return NULL;
+	return s;
+}
+
+/* Group the defined kernels of M by the probes that match them. */
+static int group_kernels(const struct device_set *ds,
+			 const struct ptx_module *m, struct group **out,
+			 int *nout)
+{
+	struct group *g = calloc(m->nfuncs + 1, sizeof(*g));
+	int ng = 0;
+
+	if (!g)
+		return -ENOMEM;
+	for (int i = 0; i < m->nfuncs; i++) {
+		const struct ptx_func *f = &m->funcs[i];
+		char *sig;
+		int k;
+
+		if (!f->is_entry || !f->is_def)
+			continue;
+		sig = signature(ds, f->name);
+		if (!sig)
+			goto nomem;
+		if (!*sig) {
+			free(sig);
+			continue;
+		}
+		for (k = 0; k < ng && strcmp(g[k].sig, sig); k++)
+			;
+		if (k == ng) {
+			g[ng].sig = sig;
+			g[ng].names = calloc(m->nfuncs + 1, sizeof(char *));
+			ng++;
+			if (!g[k].names)
+				goto nomem;
+		} else {
+			free(sig);
+		}
+		g[k].names[g[k].n++] = f->name;
+	}
+	*out = g;
+	*nout = ng;
+	return 0;
+nomem:
+	for (int k = 0; k < ng; k++) {
+		free(g[k].sig);
+		free(g[k].names);
+	}
+	free(g);
+	return -ENOMEM;
+}
+
+/* The calls of the probes in SIG that fire at entry (or at exit). */
+static char *calls(const struct device_set *ds, const char *sig, bool exit,
+		   bool *any)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	*any = false;
+	for (const char *p = sig; *p;) {
+		char *end;
+		long i = strtol(p, &end, 10);
+
+		p = end + 1;
+		if (ds->v[i].probe->retprobe != exit)
+			continue;
+		fputs(ds->v[i].call ? ds->v[i].call : "", f);
+		*any = true;
+	}
+	if (fclose(f))
+		return NULL;
+	return s;
+}
+
+static void splice_group(const struct device_set *ds,
+			 const struct ptx_module *m, const struct group *g,
+			 const char *what, FILE *out)
+{
+	bool has_entry, has_exit;
+	char *entry = calls(ds, g->sig, false, &has_entry);
+	char *exit = calls(ds, g->sig, true, &has_exit);
+	char err[256], *text = NULL;
+	struct ptx_splice_req req = {
+		.names = g->names,
+		.decls = ds->decls,
+		.entry = has_entry ? entry : NULL,
+		.exit = has_exit ? exit : NULL,
+		.flags = PTX_SPLICE_ONLY_MATCHED |
+			 (has_exit ? PTX_SPLICE_T0 : 0),
+		.min_major = PL_PTX_MIN_MAJOR,
+		.min_minor = PL_PTX_MIN_MINOR,
+	};
+	int r = entry && exit ? ptx_splice(m, &req, &text, err, sizeof(err)) :
+		-ENOMEM;
+
+	if (r < 0) {
+		fprintf(stderr, "gputrace: %s: %s: cannot splice: %s\n", what,
+			g->names[0], r == -ENOMEM ? "out of memory" : err);
+	} else {
+		const char *v = text;
+
+		/* from the .version line: nvcc's header comments are noise */
+		while (v && strncmp(v, ".version", 8)) {
+			v = strchr(v, '\n');
+			v = v ? v + 1 : NULL;
+		}
+		fprintf(out, "// gputrace: %s: kernels", what);
+		for (int i = 0; i < g->n; i++)
+			fprintf(out, " %s", g->names[i]);
+		fprintf(out, "\n%s", v ? v : text);
+		if (text[0] && text[strlen(text) - 1] != '\n')
+			fputc('\n', out);
+	}
+	free(text);
+	free(entry);
+	free(exit);
+}
+
+static void splice_image(const struct device_set *ds, const char *binary,
+			 const struct fatbin_ptx *p, int idx, FILE *out)
+{
+	struct ptx_module *m = NULL;
+	struct group *g = NULL;
+	char err[256], arch[32], what[PATH_MAX + 96];
+	int ng = 0;
+
+	snprintf(what, sizeof(what), "%s: PTX image %d (%s, PTX %u.%u)",
+		 binary, idx, fatbin_arch_str(p->arch, true, arch, sizeof(arch)),
+		 p->major, p->minor);
+	if (ptx_parse(p->text, p->len, &m, err, sizeof(err))) {
+		fprintf(stderr, "gputrace: %s: %s\n", what, err);
+		return;
+	}
+	if (group_kernels(ds, m, &g, &ng)) {
+		fprintf(stderr, "gputrace: %s: out of memory\n", what);
+		ng = 0;
+	}
+	for (int k = 0; k < ng; k++) {
+		splice_group(ds, m, &g[k], what, out);
+		free(g[k].sig);
+		free(g[k].names);
+	}
+	free(g);
+	ptx_free(m);
+}
+
+/* "no kernel of BIN matches GLOB, GLOB2" */
+static void no_match(const struct device_set *ds, const char *binary)
+{
+	fprintf(stderr, "gputrace: no kernel of %s matches ", binary);
+	for (int i = 0; i < ds->n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i; j++)
+			dup |= !strcmp(ds->v[j].probe->func, ds->v[i].probe->func);
+		if (!dup)
+			fprintf(stderr, "%s%s", i ? ", " : "", ds->v[i].probe->func);
+	}
+	fputc('\n', stderr);
+}
+
+int dryrun_ptx(const struct device_set *ds, const char *binary, FILE *out)
+{
+	struct fatbin_kernels ks;
+	struct fatbin_ptx_list pl;
+	char err[256];
+	int matched = 0, r;
+
+	if (!binary) {
+		print_decls(ds, out);
+		return 0;
+	}
+	if (!ds->n)
+		return 0;
+	r = fatbin_elf_kernels(binary, &ks, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
+		return r < 0 ? r : -EINVAL;
+	}
+	r = fatbin_elf_ptx(binary, &pl, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
+		fatbin_kernels_free(&ks);
+		return r < 0 ? r : -EINVAL;
+	}
+	for (size_t i = 0; i < ks.n; i++) {
+		const struct fatbin_kernel *k = &ks.v[i];
+		bool hit = false;
+
+		for (int j = 0; j < ds->n && !hit; j++)
+			hit = dryrun_match(ds->v[j].probe->func, k->name);
+		if (!hit)
+			continue;
+		matched++;
+		if (k->nptx)
+			continue;
+		fprintf(out, "// gputrace: %s: no usable PTX (SASS only:", k->name);
+		for (int a = 0; a < k->nsass; a++) {
+			char buf[32];
+
+			fprintf(out, "%s %s", a ? "," : "",
+				fatbin_arch_str(k->sass[a], false, buf, sizeof(buf)));
+		}
+		fputs(")\n", out);
+	}
+	for (size_t i = 0; matched && i < pl.n; i++)
+		splice_image(ds, binary, &pl.v[i], (int)i, out);
+	fatbin_ptx_list_free(&pl);
+	fatbin_kernels_free(&ks);
+	if (!matched) {
+		no_match(ds, binary);
+		return -ENOENT;
+	}
+	return 0;
+}
