@@ -280,16 +280,39 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 
 	if (g->device) {
 		gen_dev_builtin(g, n);
-	} else if (!provider_src(g, b, &src) && src.kind == BSRC_PTR_U32) {
+	} else if (!provider_src(g, b, &src) &&
+		   (src.kind == BSRC_PTR_U32 || src.kind == BSRC_PTR_U64)) {
 		int save = g->sp, t = stack_alloc(g, 8);
 
 		emit(g, I_ST(BPF_DW, BPF_REG_10, t, 0));
 		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
 		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.ptr_off));
 		stack_ptr(g, BPF_REG_1, t);
-		emit(g, I_MOV64_IMM(BPF_REG_2, 4));
+		emit(g, I_MOV64_IMM(BPF_REG_2, src.kind == BSRC_PTR_U64 ? 8 : 4));
 		emit(g, I_CALL(H_PROBE_READ_USER));
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, t));
+		g->sp = save;
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_MAP_U64) {
+		/* u64 at ptr_off of map[ctx field], 0 when absent; since: age */
+		int save = g->sp, key = stack_alloc(g, 8), j1, j2;
+
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, src.off));
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
+		emit_map_ref(g, BPF_REG_1, src.map);
+		stack_ptr(g, BPF_REG_2, key);
+		emit(g, I_CALL(H_MAP_LOOKUP));
+		j1 = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, src.ptr_off));
+		if (src.since) {
+			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, key));
+			emit(g, I_CALL(H_KTIME));
+			emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, key));
+			emit(g, I_ALU64_REG(BPF_SUB, BPF_REG_0, BPF_REG_1));
+		}
+		j2 = jmp_fwd(g, I_JA(0));
+		patch(g, j1);
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		patch(g, j2);
 		g->sp = save;
 	} else if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_6, src.off));

@@ -848,7 +848,8 @@ static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
 		p->args[p->nargs++] = s;
 		s = next;
 	}
-	if (p->prov->expand && has_glob(text) && depth == 0) {
+	if (p->prov->expand && (has_glob(text) || p->prov->expand_all) &&
+	    depth == 0) {
 		char **names = NULL;
 		int n = p->prov->expand(p, &names, msg, sizeof(msg)), bad = 0;
 

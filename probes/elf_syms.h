@@ -88,4 +88,13 @@ int syms_list(const char *prov, const char *path, const char *pattern,
  */
 int syms_list_text(const char *text, int pid, FILE *out);
 
+/*
+ * probes/uprobe.c: attach PROG_FD at P->path + P->offset (a uretprobe
+ * when P->retprobe), scoped to P->target_pid when set; the probe's fds
+ * go to P->fds.  For providers built on uprobes (cuda:).
+ */
+struct probe;
+int uprobe_attach(struct probe *p, int prog_fd, char *err, size_t errlen);
+void uprobe_detach(struct probe *p);
+
 #endif

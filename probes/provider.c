@@ -16,9 +16,12 @@ const struct provider *const providers[] = {
 	&provider_interval,
 	&provider_uprobe,
 	&provider_uretprobe,
+	&provider_cuda,
 	&provider_gpu,
 	NULL,
 };
+
+const char *provider_target_cmd;
 
 const struct provider *provider_find(const char *name)
 {

@@ -27,6 +27,10 @@ enum bsrc_kind {
 	BSRC_MAP_STR,		/* string value of map `map` at key *(u64 *)(ctx + off),
 				 * or `str` when the key is absent */
 	BSRC_PTR_U32,		/* *(u32 *)(*(u64 *)(ctx + off) + ptr_off), user memory */
+	BSRC_PTR_U64,		/* the same, 8 bytes */
+	BSRC_MAP_U64,		/* u64 at ptr_off in the value of map `map` at key
+				 * *(u64 *)(ctx + off), 0 when the key is absent;
+				 * with `since`: nsecs minus that u64 */
 };
 
 struct builtin_src {
@@ -35,7 +39,8 @@ struct builtin_src {
 	int sp_off;		/* BSRC_USTACK_U64: offset of sp in ctx */
 	int ptr_off;		/* BSRC_PTR_U32 */
 	bool u32;		/* keep only the low 32 bits (C unsigned int args) */
-	int map;		/* BSRC_MAP_STR: index in the object's maps */
+	int map;		/* BSRC_MAP_*: index in the object's maps */
+	bool since;		/* BSRC_MAP_U64: a time elapsed since the value */
 	const char *str;
 };
 
@@ -102,6 +107,9 @@ struct provider {
 	 * NULL when the provider takes no wildcards.
 	 */
 	int (*expand)(const struct probe *p, char ***out, char *err, size_t errlen);
+	/* Call expand() for every probe text, with or without wildcards
+	 * (cuda: one probe per driver entry point). */
+	bool expand_all;
 	/*
 	 * Maps and programs the provider needs besides the clause's own (for
 	 * cuda: the handle-to-name table and the probes that fill it),
@@ -128,6 +136,13 @@ const struct provider *provider_find(const char *name);
 /* All providers, NULL-terminated, for -l and completion. */
 extern const struct provider *const providers[];
 
+/*
+ * -c CMD: the command line, set by main before compiling (the held
+ * child's /proc/PID/exe is still the tracer's); NULL otherwise.  cuda:
+ * reads the program's fatbins and finds the driver it will load.
+ */
+extern const char *provider_target_cmd;
+
 /* Builtins every host clause may use (pid, tid, comm, nsecs, ...). */
 bool provider_host_builtin(const char *name);
 
@@ -141,5 +156,6 @@ extern const struct provider provider_interval;	/* interval.c */
 extern const struct provider provider_uprobe;	/* uprobe.c */
 extern const struct provider provider_uretprobe;	/* uprobe.c */
 extern const struct provider provider_gpu;	/* gpu.c */
+extern const struct provider provider_cuda;	/* cuda.c */
 
 #endif

@@ -338,6 +338,17 @@ static int up_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 	return 0;
 }
 
+/* For other providers whose probes are uprobes (cuda:). */
+int uprobe_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
+{
+	return up_attach(p, prog_fd, err, errlen);
+}
+
+void uprobe_detach(struct probe *p)
+{
+	up_detach(p);
+}
+
 const struct provider provider_uprobe = {
 	.name = "uprobe",
 	.prog_type = BPF_PROG_TYPE_KPROBE,

@@ -12,6 +12,8 @@ static const char *const fixed[] = {
 	"BEGIN", "END",
 	"interval:s:N", "interval:ms:N", "interval:us:N", "interval:hz:N",
 	"uprobe:BIN:FUNC", "uprobe:BIN:FUNC+OFF", "uretprobe:BIN:FUNC",
+	"cuda:launch", "cuda:launch:GLOB", "cuda:malloc", "cuda:free",
+	"cuda:memcpy", "cuda:sync", "cuda:graph",
 	"gpu:kernel:GLOB:entry", "gpu:kernel:GLOB:exit",
 	"gpu:warp:GLOB:entry", "gpu:warp:GLOB:exit",
 };

@@ -273,6 +273,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gputrace: -p and -c cannot be used together\n");
 		goto out;
 	}
+	provider_target_cmd = cmd;
 	if (ast_parse(&src, &prog))
 		goto out;
 	if (dump & D_AST)

@@ -161,9 +161,17 @@ args_of() {
 	sed -n '1s|^// args:||p' "$1"
 }
 
-# strip_attach FILE: drop the tracers' "Attaching N probes..." banner.
+# flags_of FILE: options from a "// flags: ..." line among the first three
+# (e.g. -f json), given to both tracers before the file.
+flags_of() {
+	sed -n '1,3s|^// flags:||p' "$1"
+}
+
+# strip_attach FILE: drop the tracers' "Attaching N probes..." banner
+# (text or JSON).
 strip_attach() {
-	sed -E '/^Attach(ing|ed) [0-9]+ probes?(\.\.\.)?$/d' "$1"
+	sed -E -e '/^Attach(ing|ed) [0-9]+ probes?(\.\.\.)?$/d' \
+		-e '/^\{"type": "attached_probes"/d' "$1"
 }
 
 run_diff() {
@@ -184,16 +192,17 @@ run_diff() {
 		fi
 		have_gt "$name" || continue
 		args=$(args_of "$f")
+		flags=$(flags_of "$f")
 		# Both tracers at once: each mostly waits on the kernel.
 		# shellcheck disable=SC2086
 		(
-			timeout -k 5 "$TIMEOUT" "$BPFTRACE" "$f" $args </dev/null \
+			timeout -k 5 "$TIMEOUT" "$BPFTRACE" $flags "$f" $args </dev/null \
 				>"$TMP/b.out" 2>"$TMP/b.err"
 			echo $? >"$TMP/b.rc"
 		) &
 		# shellcheck disable=SC2086
 		(
-			timeout -k 5 "$TIMEOUT" "$GT" "$f" $args </dev/null \
+			timeout -k 5 "$TIMEOUT" "$GT" $flags "$f" $args </dev/null \
 				>"$TMP/g.out" 2>"$TMP/g.err"
 			echo $? >"$TMP/g.rc"
 		) &

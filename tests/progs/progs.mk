@@ -18,3 +18,17 @@ $(PROGS_DIR)/libgtdemo.so: tests/progs/gtdemo.cpp
 $(PROGS_DIR)/uprobe_target: tests/progs/uprobe_target.c $(PROGS_DIR)/libgtdemo.so
 	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< -L$(PROGS_DIR) -lgtdemo \
 		-Wl,-rpath,'$$ORIGIN' -ldl
+
+# cuda: provider tests (tests/accept/cuda_*.sh): a driver API workload
+# and a fake driver; the workload finds libcuda.so.1 at run time through
+# LD_LIBRARY_PATH: build/progs/fakecuda/, or a directory with a link to
+# the toolkit's stub.
+EXTRA_ALL += $(PROGS_DIR)/cuda_stub $(PROGS_DIR)/fakecuda/libcuda.so.1
+
+$(PROGS_DIR)/fakecuda/libcuda.so.1: tests/progs/fakecuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+
+$(PROGS_DIR)/cuda_stub: tests/progs/cuda_stub.c $(PROGS_DIR)/fakecuda/libcuda.so.1
+	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< \
+		$(PROGS_DIR)/fakecuda/libcuda.so.1 -ldl

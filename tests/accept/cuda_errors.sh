@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Acceptance: cuda: probe errors name the problem (compile only).
+. "$(dirname "$0")/../progs/cuda_lib.sh"
+
+# check PROG MESSAGE
+check() {
+	run "$FAKE" --dry-run -e "$1"
+	if [ "$rc" -ne 1 ] || ! grep -qF -- "error: $2" "$T/err"; then
+		echo "'$1': status $rc, want 1 and 'error: $2':"
+		cat "$T/err"
+		exit 1
+	fi
+}
+check "cuda:nope { }" "unknown cuda probe 'nope'"
+check "cuda:malloc:x* { }" "only cuda:launch takes a kernel name"
+check "cuda:launch:vadd { }" "cuda:launch:GLOB needs -p PID or -c CMD"
+check "cuda:launch { @ = size; }" "builtin 'size' is not available in cuda probes"
+check "cuda:memcpy { @ = kernel; }" "builtin 'kernel' is not available in cuda probes"
+check "cuda:free { @ = duration; }" "builtin 'duration' is not available in cuda probes"
+run "$T" --dry-run -e "cuda:launch { }"
+if [ "$rc" -ne 1 ] || ! grep -q "cannot find the CUDA driver" "$T/err"; then
+	# a machine with a real driver in the loader's cache finds it
+	[ "$rc" -eq 0 ] || { echo "no driver: status $rc"; cat "$T/err"; exit 1; }
+fi
+exit 0

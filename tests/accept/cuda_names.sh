@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Acceptance: kernel names and cuda:launch:GLOB, with a fake driver
+# whose cuModuleGetFunction / cuLibraryGetKernel / cuKernelGetFunction
+# succeed (tests/progs/fakecuda.c).  Names come from those calls
+# (CUkernel handles launched directly and the CUfunction of a CUkernel
+# included); a handle never looked up is "unknown"; GLOBs match the
+# demangled base name or the mangled one, through the workload's fatbin.
+# Under -c, then -p against a workload already running.
+. "$(dirname "$0")/../progs/cuda_lib.sh"
+
+PROG='
+cuda:launch { @[kernel] = count(); }
+cuda:launch:gt::* { @g[kernel] = count(); }
+cuda:launch:vadd { @v = count(); }
+cuda:launch:_Z4vadd* { @m = count(); }
+cuda:launch:reduce* { @r[probe] = count(); }
+cuda:malloc { @ok[retval] = count(); }'
+WANT="
+
+@[vadd]: 4
+@[gt::scale]: 6
+@[reduce_sum]: 10
+@[gt::vadd<int>]: 14
+@[unknown]: 18
+@g[gt::scale]: 6
+@g[gt::vadd<int>]: 14
+@m: 4
+@ok[0]: 8
+@r[cuda:launch:reduce*]: 10
+@v: 4"
+
+run "$FAKE" -c "$STUB -n 2" -e "$PROG" ||
+	{ echo "gputrace -c failed:"; cat "$T/err"; exit 1; }
+want "$WANT"
+
+# -p: the workload waits until every probe is in, then ends with
+# cuda_stub_done(), where the trace stops
+W=cuModuleGetFunction,cuLibraryGetKernel,cuKernelGetFunction,cuLaunchKernel
+W=$W,cuLaunchKernel_ptsz,cuLaunchCooperativeKernel,cuLaunchKernelEx
+W=$W,cuMemAlloc_v2,cuda_stub_done
+LD_LIBRARY_PATH=$FAKE "$STUB" -n 2 -w "$W" -k 2>"$T/werr" &
+wpid=$!
+run "$FAKE" -p "$wpid" -e "$PROG
+uprobe:$STUB:cuda_stub_done { exit(); }"
+rc=$?
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
+[ "$rc" -eq 0 ] || { echo "gputrace -p failed:"; cat "$T/err" "$T/werr"; exit 1; }
+want "$WANT"

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Known kernel launches for tests/gpu/cuda_launch.sh and bench/launch.
+ *
+ *   launches [-s] [-o FILE]        the test workload
+ *   launches -b SECONDS            benchmark: empty kernels, launches/s
+ *
+ * The workload launches, with fixed grids:
+ *   gt::vadd<float>  grid 64, block 256   10 times  (runtime API, <<<>>>)
+ *   gt::vadd<int>    grid 32, block 128   20 times  (runtime API)
+ *   scale            grid 16, block 64    30 times  (runtime API)
+ *   drv_nop          grid 4,  block 32     3 times  (driver API: PTX
+ *                    loaded with cuModuleLoadData, cuLaunchKernel)
+ *   drv_nop          grid 2,  block 64     7 times  (cuLaunchKernelEx)
+ * plus a CUDA graph (one scale node, built with the explicit API so that
+ * nothing passes through cuLaunchKernel) launched 5 times, 4
+ * allocations of known sizes (3 cudaMalloc, 1 cudaMallocHost) and 2
+ * synchronizations (cudaDeviceSynchronize, cudaStreamSynchronize).
+ * -o FILE: write what gputrace should print, map lines as gputrace
+ * prints them ("@[gt::vadd<float>, 64, 256]: 10"...).
+ * -s: initialise CUDA, print "ready" and wait for SIGUSR1 before the
+ * first launch (for gputrace -p).
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace gt {
+template <typename T>
+__global__ void vadd(const T *a, const T *b, T *c, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		c[i] = a[i] + b[i];
+}
+}
+
+__global__ void scale(float *x, float s, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		x[i] *= s;
+}
+
+__global__ void empty(void)
+{
+}
+
+/* Written by hand: a kernel that is in no fatbin. */
+static const char drv_ptx[] =
+	".version 7.0\n"
+	".target sm_52\n"
+	".address_size 64\n"
+	".visible .entry drv_nop()\n"
+	"{\n"
+	"\tret;\n"
+	"}\n";
+
+#define CK(x) do {							\
+	cudaError_t e_ = (x);						\
+	if (e_ != cudaSuccess) {					\
+		fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__,	\
+			#x, cudaGetErrorString(e_));			\
+		exit(1);						\
+	}								\
+} while (0)
+#define CD(x) do {							\
+	CUresult r_ = (x);						\
+	if (r_ != CUDA_SUCCESS) {					\
+		fprintf(stderr, "%s:%d: %s: error %d\n", __FILE__,	\
+			__LINE__, #x, (int)r_);				\
+		exit(1);						\
+	}								\
+} while (0)
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	go = 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Empty-kernel launches per second for SECONDS. */
+static int bench(double seconds)
+{
+	double t0, t;
+	long n = 0;
+
+	CK(cudaFree(0));
+	empty<<<1, 32>>>();
+	CK(cudaDeviceSynchronize());
+	t0 = now();
+	do {
+		for (int i = 0; i < 1000; i++)
+			empty<<<1, 32>>>();
+		n += 1000;
+		CK(cudaStreamSynchronize(0));
+		t = now();
+	} while (t - t0 < seconds);
+	printf("%ld launches in %.3f s: %.0f launches/s\n", n, t - t0,
+	       n / (t - t0));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const size_t sz_a = (1 << 20) + 4096, sz_b = (1 << 20) + 8192;
+	const size_t sz_c = (1 << 20) + 12288, sz_h = (1 << 20) + 16384;
+	const int n = 1 << 14;
+	const char *out = NULL;
+	bool wait = false;
+	float *fa, *fb, *fc, *h;
+	cudaGraphExec_t exec;
+	cudaStream_t st;
+	cudaGraph_t graph;
+	CUfunction drv;
+	CUmodule mod;
+	int c;
+
+	while ((c = getopt(argc, argv, "so:b:")) != -1) {
+		switch (c) {
+		case 's':
+			wait = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'b':
+			return bench(atof(optarg));
+		default:
+			fprintf(stderr, "usage: launches [-s] [-o FILE] | -b SECONDS\n");
+			return 2;
+		}
+	}
+	signal(SIGUSR1, on_usr1);
+	CK(cudaFree(0));	/* the driver is loaded, no module yet */
+	if (wait) {
+		printf("ready\n");
+		fflush(stdout);
+		while (!go)
+			pause();
+	}
+	CK(cudaStreamCreate(&st));
+	CK(cudaMalloc(&fa, sz_a));
+	CK(cudaMalloc(&fb, sz_b));
+	CK(cudaMalloc(&fc, sz_c));
+	CK(cudaMallocHost(&h, sz_h));
+
+	for (int i = 0; i < 10; i++)
+		gt::vadd<float><<<64, 256, 0, st>>>(fa, fb, fc, n);
+	for (int i = 0; i < 20; i++)
+		gt::vadd<int><<<32, 128, 0, st>>>((int *)fa, (int *)fb,
+						   (int *)fc, n);
+	for (int i = 0; i < 30; i++)
+		scale<<<16, 64, 0, st>>>(fa, 2.0f, n);
+	CK(cudaStreamSynchronize(st));
+
+	/* the driver API, on the runtime's primary context */
+	CD(cuModuleLoadData(&mod, drv_ptx));
+	CD(cuModuleGetFunction(&drv, mod, "drv_nop"));
+	for (int i = 0; i < 3; i++)
+		CD(cuLaunchKernel(drv, 4, 1, 1, 32, 1, 1, 0, st, NULL, NULL));
+	for (int i = 0; i < 7; i++) {
+		CUlaunchConfig cfg;
+
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.gridDimX = 2;
+		cfg.gridDimY = cfg.gridDimZ = 1;
+		cfg.blockDimX = 64;
+		cfg.blockDimY = cfg.blockDimZ = 1;
+		cfg.hStream = st;
+		CD(cuLaunchKernelEx(&cfg, drv, NULL, NULL));
+	}
+
+	/* a graph of one kernel node, launched 5 times */
+	{
+		cudaKernelNodeParams p;
+		cudaGraphNode_t node;
+		float s = 0.5f;
+		int nn = n;
+		void *args[] = { &fa, &s, &nn };
+
+		memset(&p, 0, sizeof(p));
+		p.func = (void *)scale;
+		p.gridDim = dim3(8);
+		p.blockDim = dim3(32);
+		p.kernelParams = args;
+		CK(cudaGraphCreate(&graph, 0));
+		CK(cudaGraphAddKernelNode(&node, graph, NULL, 0, &p));
+		CK(cudaGraphInstantiate(&exec, graph, 0));
+		for (int i = 0; i < 5; i++)
+			CK(cudaGraphLaunch(exec, st));
+	}
+	CK(cudaStreamSynchronize(st));
+	CK(cudaDeviceSynchronize());
+
+	CK(cudaGraphExecDestroy(exec));
+	CK(cudaGraphDestroy(graph));
+	CD(cuModuleUnload(mod));
+	CK(cudaFree(fa));
+	CK(cudaFree(fb));
+	CK(cudaFree(fc));
+	CK(cudaFreeHost(h));
+	CK(cudaStreamDestroy(st));
+	if (out) {
+		FILE *f = fopen(out, "w");
+
+		if (!f) {
+			perror(out);
+			return 1;
+		}
+		fprintf(f, "@[drv_nop, 4, 32]: 3\n");
+		fprintf(f, "@[drv_nop, 2, 64]: 7\n");
+		fprintf(f, "@[gt::vadd<float>, 64, 256]: 10\n");
+		fprintf(f, "@[gt::vadd<int>, 32, 128]: 20\n");
+		fprintf(f, "@[scale, 16, 64]: 30\n");
+		fprintf(f, "@graph: 5\n");
+		fprintf(f, "@malloc[%zu]: 1\n@malloc[%zu]: 1\n", sz_a, sz_b);
+		fprintf(f, "@malloc[%zu]: 1\n@malloc[%zu]: 1\n", sz_c, sz_h);
+		fprintf(f, "@v[gt::vadd<float>]: 10\n@v[gt::vadd<int>]: 20\n");
+		fprintf(f, "@s: 30\n");
+		fprintf(f, "syncs: 3\n");
+		fclose(f);
+	}
+	return 0;
+}

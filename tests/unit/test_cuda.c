@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cuda: provider's parts that need no target: GLOB bits, the driver
+ * lookup through LD_LIBRARY_PATH, the entry point names against the
+ * toolkit's driver stub, and the hidden programs against the kernel's
+ * verifier (as root).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "lang/ast.h"
+#include "probes/cuda_priv.h"
+#include "probes/elf_syms.h"
+#include "probes/provider.h"
+#include "unit.h"
+
+static void test_globs(void)
+{
+	struct cuda_shared sh = { 0 };
+
+	sh.globs[0] = "gt::vadd*";
+	sh.globs[1] = "_Z4vadd*";
+	sh.globs[2] = "vadd";
+	sh.globs[3] = "*";
+	sh.nglobs = 4;
+	CHECK(cuda_glob_bits(&sh, "_ZN2gt4vaddIiEEvPKT_S3_PS1_i",
+			     "gt::vadd<int>") == (1 | 8), "glob/demangled base");
+	CHECK(cuda_glob_bits(&sh, "_Z4vaddPfS_S_i", "vadd") == (2 | 4 | 8),
+	      "glob/mangled and base");
+	CHECK(cuda_glob_bits(&sh, "reduce_sum", NULL) == 8, "glob/C name");
+	sh.nglobs = 3;
+	CHECK(cuda_glob_bits(&sh, "reduce_sum", NULL) == 0, "glob/no match");
+}
+
+static void test_driver_lookup(void)
+{
+	char dir[] = "/tmp/test_cuda.XXXXXX", lib[128], got[4096], err[256];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char *save = old ? strdup(old) : NULL;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "driver/mkdtemp");
+		free(save);
+		return;
+	}
+	snprintf(lib, sizeof(lib), "%s/libcuda.so.1", dir);
+	f = fopen(lib, "w");
+	if (f)
+		fclose(f);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	provider_target_cmd = NULL;
+	CHECK(cuda_find_driver(0, got, sizeof(got), err, sizeof(err)) == 0 &&
+	      !strcmp(got, lib), "driver/LD_LIBRARY_PATH");
+	/* a pid that is not held: not mapped, so its environment counts,
+	 * which is ours here */
+	CHECK(cuda_find_driver(getpid(), got, sizeof(got), err,
+			       sizeof(err)) == 0, "driver/our own pid as a held -c child");
+	CHECK(cuda_pid_is_held(getpid()), "driver/our exe is ours");
+	unlink(lib);
+	rmdir(dir);
+	if (save)
+		setenv("LD_LIBRARY_PATH", save, 1);
+	else
+		unsetenv("LD_LIBRARY_PATH");
+	free(save);
+}
+
+/* Every entry point name is one the driver exports (the stub has all). */
+static void test_names(void)
+{
+	const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+	const struct syms *s;
+	char err[256];
+	int missing = 0;
+
+	if (access(stub, R_OK) || syms_load(stub, &s, err, sizeof(err))) {
+		printf("SKIP entry points: no CUDA toolkit stub at %s\n", stub);
+		return;
+	}
+	for (size_t i = 0; i < cuda_nentries; i++) {
+		bool amb;
+
+		if (!syms_lookup(s, cuda_entries[i].func, &amb)) {
+			printf("FAIL entry points: %s not in the stub\n",
+			       cuda_entries[i].func);
+			missing++;
+		}
+	}
+	CHECK(missing == 0, "entry points/all in the driver stub");
+	syms_cache_drop();
+}
+
+/* Load hidden program WHAT with real maps: the kernel's verifier judges. */
+static int load_hidden(enum cuda_hidden what, int *fds)
+{
+	struct cuda_shared sh = { .names_map = 0, .match_map = 1,
+				  .pend_map = 2, .calls_map = 3 };
+	char log[65536];
+	struct bpf_insn *insns;
+	size_t n;
+	int fd;
+
+	if (cuda_prog_build(what, &sh, &insns, &n))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
+		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
+			insns[i].imm = fds[insns[i].imm];
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log,
+		    .log_size = sizeof(log), .log_level = 1);
+	log[0] = 0;
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "cuda_test", "GPL", insns, n,
+			   &o);
+	if (fd < 0)
+		printf("verifier log:\n%s\n", log);
+	free(insns);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static void test_programs(void)
+{
+	static const struct { enum cuda_hidden what; const char *name; } p[] = {
+		{ CH_NAME_ENTRY, "progs/name entry" },
+		{ CH_KERNEL_ENTRY, "progs/kernel entry" },
+		{ CH_NAME_RET, "progs/name return" },
+		{ CH_SAVE_ARG1, "progs/save size" },
+		{ CH_SAVE_PITCH, "progs/save pitch" },
+		{ CH_SAVE_TIME, "progs/save time" },
+	};
+	int fds[4];
+
+	if (geteuid()) {
+		printf("SKIP progs: needs root\n");
+		return;
+	}
+	fds[0] = bpf_map_create(BPF_MAP_TYPE_HASH, "n", 8, CUDA_NAMES_VALUE,
+				16, NULL);
+	fds[1] = bpf_map_create(BPF_MAP_TYPE_HASH, "m", CUDA_NAME_LEN, 8, 16,
+				NULL);
+	fds[2] = bpf_map_create(BPF_MAP_TYPE_HASH, "p", 8, 24, 16, NULL);
+	fds[3] = bpf_map_create(BPF_MAP_TYPE_HASH, "c", 8, CUDA_CALLS_VALUE,
+				16, NULL);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0) {
+		printf("SKIP progs: cannot create maps: %s\n", strerror(errno));
+	} else {
+		for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+			CHECK(load_hidden(p[i].what, fds) == 0, p[i].name);
+	}
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+int main(void)
+{
+	test_globs();
+	test_driver_lookup();
+	test_names();
+	test_programs();
+	ast_free_all();
+	UNIT_END();
+}
