@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Device probes end to end (issue "Device probes, part 2"): gputrace -c on
+# tests/gpu/gpuprog.cu workloads; every expected figure comes from the
+# launch configuration (the program prints it).  Prints PASS/FAIL per
+# check; exit 0 when all pass.
+cd "$(dirname "$0")/../.." || exit 1
+GT=${GPUTRACE:-build/gputrace}
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+[ -x "$NVCC" ] || { echo "SKIP: no nvcc"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/gt-dev.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+"$NVCC" -O2 -o "$T/gpuprog" tests/gpu/gpuprog.cu &
+"$NVCC" -O2 -gencode arch=compute_90,code=sm_90 -o "$T/sassonly" tests/gpu/gpuprog.cu &
+wait
+[ -x "$T/gpuprog" ] && [ -x "$T/sassonly" ] || { echo "FAIL build"; exit 1; }
+P=$T/gpuprog
+nfail=0
+
+ok() { echo "PASS $1"; }
+bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+# val FILE NAME: the number after "NAME: " (scalar map line)
+val() { sed -n "s/^$2: \\([0-9-]*\\)\$/\\1/p" "$1" | head -1; }
+# run NAME PROGRAM CMD: gputrace -c CMD -e PROGRAM; out in $T/NAME.{out,err}
+run() {
+	timeout 120 "$GT" -q -c "$3" -e "$2" >"$T/$1.out" 2>"$T/$1.err"
+	echo $? >"$T/$1.rc"
+}
+expect_eq() {	# NAME GOT WANT
+	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1" "got '$2', want '$3'"; fi
+}
+
+N=1048576
+ITERS=10
+"$P" vadd $N $ITERS >"$T/native.out" || { echo "FAIL native run"; exit 1; }
+warps=$(sed -n 's/^expect warps \([0-9]*\) .*/\1/p' "$T/native.out")
+threads=$(sed -n 's/^expect .* threads \([0-9]*\) .*/\1/p' "$T/native.out")
+blocks=$(sed -n 's/^expect .* blocks \([0-9]*\)$/\1/p' "$T/native.out")
+sum=$(grep '^checksum' "$T/native.out")
+
+run warp 'gpu:warp:vadd { @w = count(); }' "$P vadd $N $ITERS"
+expect_eq "gpu:warp count = ITERS x warps" "$(val "$T/warp.out" @w)" "$warps"
+grep -q "^$sum\$" "$T/warp.out" && ok "results identical under gpu:warp" ||
+	bad "results identical under gpu:warp" "checksum differs"
+run thread 'gpu:kernel:vadd { @t = count(); }' "$P vadd $N $ITERS"
+expect_eq "gpu:kernel count = ITERS x threads" "$(val "$T/thread.out" @t)" "$threads"
+run texit 'gpu:kernel:vadd:exit { @t = count(); }' "$P vadd $N $ITERS"
+expect_eq "gpu:kernel:exit count = ITERS x threads" "$(val "$T/texit.out" @t)" "$threads"
+run wexit 'gpu:warp:vadd:exit { @w = count(); }' "$P vadd $N $ITERS"
+expect_eq "gpu:warp:exit count = ITERS x warps" "$(val "$T/wexit.out" @w)" "$warps"
+run blk 'gpu:kernel:vadd /threadIdx.x == 0/ { @b[blockIdx.x % 4] = count(); }' "$P vadd $N $ITERS"
+per=$((blocks / 4 * ITERS))
+for k in 0 1 2 3; do
+	expect_eq "@b[$k] = blocks/4 x ITERS" "$(sed -n "s/^@b\\[$k\\]: //p" "$T/blk.out")" "$per"
+done
+
+# launch-to-start latency: microseconds to milliseconds, never negative
+run lat 'gpu:warp:vadd { @lat = hist(gtime - launch_ns); @neg = sum(gtime < launch_ns); }' "$P vadd $N $ITERS"
+expect_eq "gtime - launch_ns never negative" "$(val "$T/lat.out" @neg)" 0
+if grep -q '^\[[0-9]*[KM]\?, ' "$T/lat.out" && ! grep -q 'G, \|(\.\.\., 0)' "$T/lat.out"; then
+	ok "latency histogram within [1, 1G) ns"
+else
+	bad "latency histogram" "$(grep '^\[\|^(' "$T/lat.out" | head -3 | tr '\n' ' ')"
+fi
+
+# imbalance: eight clusters of duration; smload sums match
+"$P" imbalanced 1056 >"$T/imb_native.out"
+iblocks=$(sed -n 's/^expect blocks \([0-9]*\) warps \([0-9]*\).*/\1/p' "$T/imb_native.out")
+run imb 'gpu:warp:imbalanced:exit { @d = hist(duration); @sm = smload(duration); @s = sum(duration); }' "$P imbalanced 1056"
+smtotal=$(sed -n 's/^SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb.out" | head -1)
+expect_eq "smload(duration) total = sum(duration)" "$smtotal" "$(val "$T/imb.out" @s)"
+rows=$(sed -n '/^@d: $/,/^$/p' "$T/imb.out" | grep -c '|@')
+[ "$rows" -ge 2 ] && ok "duration histogram has $rows populated buckets" ||
+	bad "duration histogram" "$rows populated buckets"
+run imb1 'gpu:kernel:imbalanced /threadIdx.x == 0/ { @n = smload(1); }' "$P imbalanced 1056"
+expect_eq "smload(1) per block sums to blocks" \
+	"$(sed -n 's/^SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb1.out" | head -1)" "$iblocks"
+
+# kernel as a key, kernel arguments, device printf
+run multi 'gpu:kernel:* /threadIdx.x == 0 && blockIdx.x == 0/ { @k[kernel] = count(); }' "$P multi"
+expect_eq "@k[vadd]" "$(sed -n 's/^@k\[vadd\]: //p' "$T/multi.out")" 3
+expect_eq "@k[scale]" "$(sed -n 's/^@k\[scale\]: //p' "$T/multi.out")" 2
+run args 'gpu:kernel:vadd /threadIdx.x == 0 && blockIdx.x == 0/ { @n = max(arg3); @c = count(); }' "$P vadd 4096 3"
+expect_eq "arg3 = n passed by the program" "$(val "$T/args.out" @n)" 4096
+run pf 'gpu:kernel:vadd /threadIdx.x == 0 && blockIdx.x < 3/ { printf("block %d of %d\n", blockIdx.x, gridDim.x); }' "$P vadd 4096 1"
+expect_eq "device printf lines" "$(grep -c '^block [0-2] of 16$' "$T/pf.out")" 3
+
+# a kernel with no PTX runs unchanged, with one line saying why
+"$T/sassonly" vadd 4096 2 >"$T/sass_native.out"
+run sass 'gpu:warp:vadd { @w = count(); }' "$T/sassonly vadd 4096 2"
+if grep -q "$(grep '^checksum' "$T/sass_native.out")" "$T/sass.out" &&
+   [ "$(grep -ci 'ptx' "$T/sass.err")" -ge 1 ]; then
+	ok "SASS-only kernel runs unchanged: $(grep -i ptx "$T/sass.err" | head -1)"
+else
+	bad "SASS-only kernel" "$(cat "$T/sass.err" | head -3)"
+fi
+for f in "$T"/*.rc; do
+	[ "$(cat "$f")" = 0 ] || bad "exit status $(basename "$f" .rc)" "$(cat "$f"): $(head -3 "${f%.rc}.err")"
+done
+[ $nfail -eq 0 ]
