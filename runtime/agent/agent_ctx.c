@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device state per CUcontext: one allocation holding the devrt context
+ * (struct devrt_ctx + map descriptors), the maps, the printf rings and
+ * the kernel-name table, all written once through the agent's own
+ * non-blocking stream.  Snapshots and printf draining copy through that
+ * stream and wait for it alone: the application's streams are never
+ * synchronized (except at exit, when the program is done with them).
+ *
+ *	base:	devrt_ctx | descriptors	(devrt_ctx_bytes, 256-aligned)
+ *		map 0 | map 1 | ...	(each 256-aligned)
+ *		rings			(devrt_rings_bytes)
+ *		names			(AGENT_MAX_KERNELS x 64 bytes)
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/agent/agent_priv.h"
+
+pthread_mutex_t agent_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agent_actx *ctxs;
+static char (*knames)[AGENT_NAME_BYTES];	/* names by kernel id */
+
+static size_t align256(size_t x)
+{
+	return (x + 255) & ~(size_t)255;
+}
+
+static bool rings_ok(void)
+{
+	uint32_t rb = agent.cfg.ring_bytes;
+
+	return agent.cfg.nrings && rb >= 64 && !(rb & (rb - 1));
+}
+
+/* Fill in what the tracer left to us: shards and SMs of this device. */
+static int complete_maps(struct agent_actx *a, char *err, size_t errlen)
+{
+	a->descs = calloc((size_t)agent.cfg.nmaps + 1, sizeof(*a->descs));
+	if (!a->descs)
+		return -ENOMEM;
+	for (int i = 0; i < agent.cfg.nmaps; i++) {
+		struct devrt_map_desc *d = &a->descs[i];
+
+		*d = agent.cfg.maps[i];
+		d->base = 0;
+		if (!d->nshards)
+			d->nshards = d->kind == DEVRT_K_PLAIN ? 1 :
+				     (uint32_t)a->sm_count;
+		if (d->kind == DEVRT_K_SMLOAD && !d->nwords)
+			d->nwords = (uint32_t)a->sm_count;
+		if (devrt_map_layout(d) < 0) {
+			snprintf(err, errlen, "device map %d: bad layout", i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int setup(struct agent_actx *a, char *err, size_t errlen)
+{
+	uint32_t nmaps = (uint32_t)agent.cfg.nmaps;
+	uint32_t nrings = rings_ok() ? agent.cfg.nrings : 0;
+	uint32_t rb = nrings ? agent.cfg.ring_bytes : 0;
+	size_t off, rings_off, names_off, *moff;
+	struct devrt_ctx *c;
+	CUdevice dev;
+	uint8_t *img;
+	CUresult r;
+	int e;
+
+	if (agent_drv.ctx_get_device(&dev) != CUDA_SUCCESS ||
+	    agent_drv.device_get_attribute(&a->sm_count,
+			CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)) {
+		snprintf(err, errlen, "cannot query the device");
+		return -EIO;
+	}
+	a->gpu = (int)dev;
+	if ((e = complete_maps(a, err, errlen)) < 0)
+		return e;
+	moff = calloc(nmaps + 1, sizeof(*moff));
+	if (!moff)
+		return -ENOMEM;
+	off = align256(devrt_ctx_bytes(nmaps));
+	for (uint32_t i = 0; i < nmaps; i++) {
+		moff[i] = off;
+		if (a->descs[i].kind != DEVRT_K_NONE)
+			off += align256(devrt_map_bytes(&a->descs[i]));
+	}
+	rings_off = off;
+	off += align256(devrt_rings_bytes(nrings, rb));
+	names_off = off;
+	off += (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES;
+	a->bytes = off;
+	img = calloc(1, off);
+	a->tails = calloc(nrings + 1, sizeof(*a->tails));
+	a->hdrs = calloc(nrings + 1, sizeof(*a->hdrs));
+	a->rbuf = malloc(DEVRT_LINE + rb);
+	if (!img || !a->tails || !a->hdrs || !a->rbuf) {
+		free(img);
+		free(moff);
+		return -ENOMEM;
+	}
+	r = agent_drv.stream_create(&a->stream, CU_STREAM_NON_BLOCKING);
+	if (r == CUDA_SUCCESS)
+		r = agent_drv.mem_alloc(&a->base, off);
+	if (r != CUDA_SUCCESS) {
+		snprintf(err, errlen, "%zu bytes of device memory: %s", off,
+			 agent_cu_str(r));
+		free(img);
+		free(moff);
+		return -ENOMEM;
+	}
+	a->d_ctx = a->base;
+	a->d_rings = a->base + rings_off;
+	a->d_names = a->base + names_off;
+	c = (struct devrt_ctx *)img;
+	c->magic = DEVRT_MAGIC;
+	c->gpu = (uint64_t)a->gpu;
+	c->pid = (uint64_t)getpid();
+	c->nmaps = nmaps;
+	c->nrings = nrings;
+	c->ring_bytes = rb;
+	c->rings = (uint64_t)a->d_rings;
+	c->names = (uint64_t)a->d_names;
+	for (uint32_t i = 0; i < nmaps; i++) {
+		struct devrt_map_desc *d = &a->descs[i];
+
+		if (d->kind != DEVRT_K_NONE) {
+			d->base = (uint64_t)a->base + moff[i];
+			devrt_map_init(d, img + moff[i]);
+		}
+		memcpy(img + DEVRT_CTX_SIZE + (size_t)i * DEVRT_DESC_SIZE, d,
+		       sizeof(*d));
+	}
+	if (knames)
+		memcpy(img + names_off, knames,
+		       (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES);
+	r = agent_drv.htod_async(a->base, img, off, a->stream);
+	if (r == CUDA_SUCCESS)
+		r = agent_drv.stream_sync(a->stream);
+	free(img);
+	free(moff);
+	if (r != CUDA_SUCCESS) {
+		snprintf(err, errlen, "initialising device memory: %s",
+			 agent_cu_str(r));
+		return -EIO;
+	}
+	agent_debug("gpu %d: device state %zu bytes (%u maps, %u rings)",
+		    a->gpu, off, nmaps, nrings);
+	return 0;
+}
+
+struct agent_actx *agent_ctx_get(CUcontext ctx, char *err, size_t errlen)
+{
+	struct agent_actx *a;
+	bool started = false;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (a = ctxs; a && (a->ctx != ctx || a->dead); a = a->next)
+		;
+	if (!a && (a = calloc(1, sizeof(*a)))) {
+		a->ctx = ctx;
+		if (setup(a, err, errlen) < 0) {
+			a->failed = true;
+			agent_report("no device probes in this context: %s", err);
+		}
+		a->next = ctxs;
+		ctxs = a;
+		started = !a->failed;
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (a->failed) {
+		snprintf(err, errlen, "setting up this context failed");
+		return NULL;
+	}
+	if (started)
+		agent_serve_start();	/* printf draining */
+	return a;
+}
+
+void agent_ctx_name(int id, const char *name)
+{
+	char buf[AGENT_NAME_BYTES] = { 0 };
+	CUcontext old;
+
+	if (id < 0 || id >= AGENT_MAX_KERNELS)
+		return;
+	strncpy(buf, name, sizeof(buf) - 1);
+	pthread_mutex_lock(&agent_ctx_lock);
+	if (!knames)
+		knames = calloc(AGENT_MAX_KERNELS, sizeof(*knames));
+	if (knames && !memcmp(knames[id], buf, sizeof(buf))) {
+		pthread_mutex_unlock(&agent_ctx_lock);
+		return;		/* every context has it already */
+	}
+	if (knames)
+		memcpy(knames[id], buf, sizeof(buf));
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		if (a->dead || a->failed ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		agent_drv.htod_async(a->d_names + (CUdeviceptr)id *
+				     AGENT_NAME_BYTES, buf, sizeof(buf),
+				     a->stream);
+		agent_drv.stream_sync(a->stream);
+		agent_drv.ctx_pop(&old);
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
+
+/* ---- printf ---- */
+
+struct batch {
+	uint8_t *buf;
+	size_t len, cap;
+	int gpu;
+};
+
+static void flush(struct batch *b)
+{
+	if (b->len)
+		agent_send(AGENT_MSG_PRINTF, 0, b->buf, b->len);
+	b->len = 0;
+}
+
+static void on_record(uint32_t fmt, const void *args, uint32_t size,
+		      void *arg)
+{
+	struct batch *b = arg;
+	size_t need = sizeof(struct agent_printf_rec) + ((size + 7u) & ~7u);
+	struct agent_printf_rec rec = { fmt, size };
+
+	if (agent.standalone) {
+		char line[1024];
+		int n = snprintf(line, sizeof(line), "printf [gpu %d] fmt %u:",
+				 b->gpu, fmt);
+
+		for (uint32_t i = 0; i + 8 <= size && n > 0 &&
+		     (size_t)n < sizeof(line) - 24; i += 8) {
+			uint64_t w;
+
+			memcpy(&w, (const uint8_t *)args + i, 8);
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      " %#" PRIx64, w);
+		}
+		agent_report("%s", line);
+		return;
+	}
+	if (b->len + need > b->cap)
+		flush(b);
+	if (need > b->cap)
+		return;		/* cannot happen: cap >= a whole ring */
+	memcpy(b->buf + b->len, &rec, sizeof(rec));
+	memcpy(b->buf + b->len + sizeof(rec), args, size);
+	memset(b->buf + b->len + sizeof(rec) + size, 0,
+	       need - sizeof(rec) - size);
+	b->len += need;
+}
+
+/* Under agent_ctx_lock, A's context current. */
+static void drain_one(struct agent_actx *a, struct batch *b)
+{
+	uint32_t n = agent.cfg.nrings, rb = agent.cfg.ring_bytes;
+	uint64_t stride = DEVRT_LINE + rb, drops = 0;
+	CUDA_MEMCPY2D c = { 0 };
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	bool wrote = false;
+
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = a->d_rings;
+	c.srcPitch = stride;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = a->hdrs;
+	c.dstPitch = sizeof(*a->hdrs);
+	c.WidthInBytes = 3 * sizeof(uint64_t);	/* head, tail, drops */
+	c.Height = n;
+	if (agent_drv.memcpy2d_async)
+		r = agent_drv.memcpy2d_async(&c, a->stream);
+	for (uint32_t i = 0; r != CUDA_SUCCESS && i < n; i++)
+		agent_drv.dtoh_async(&a->hdrs[i], a->d_rings + i * stride,
+				     3 * sizeof(uint64_t), a->stream);
+	if (agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+		return;
+	b->gpu = a->gpu;
+	for (uint32_t i = 0; i < n; i++) {
+		CUdeviceptr ring = a->d_rings + i * stride;
+
+		drops += a->hdrs[i].drops;
+		if (a->hdrs[i].head == a->tails[i])
+			continue;
+		if (agent_drv.dtoh_async(a->rbuf + DEVRT_LINE,
+					 ring + DEVRT_LINE, rb,
+					 a->stream) != CUDA_SUCCESS ||
+		    agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+			break;
+		memcpy(a->rbuf, &a->hdrs[i], DEVRT_LINE);
+		devrt_ring_read(a->rbuf, rb, &a->tails[i], on_record, b);
+		agent_drv.htod_async(ring + offsetof(struct devrt_ring_hdr,
+						     tail),
+				     &a->tails[i], sizeof(a->tails[i]),
+				     a->stream);
+		wrote = true;
+	}
+	if (wrote)
+		agent_drv.stream_sync(a->stream);
+	if (drops > a->drops)
+		agent_report("gpu %d: %" PRIu64 " printf records lost (ring "
+			     "full)", a->gpu, drops - a->drops);
+	a->drops = drops;
+}
+
+void agent_ctx_drain(void)
+{
+	struct batch b = { 0 };
+	CUcontext old;
+
+	if (!rings_ok())
+		return;
+	b.cap = agent.cfg.ring_bytes + 64 > 65536 ?
+		agent.cfg.ring_bytes + 64 : 65536;
+	b.buf = malloc(b.cap);
+	if (!b.buf)
+		return;
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		if (a->dead || a->failed ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		drain_one(a, &b);
+		agent_drv.ctx_pop(&old);
+	}
+	flush(&b);
+	pthread_mutex_unlock(&agent_ctx_lock);
+	free(b.buf);
+}
+
+/* ---- maps ---- */
+
+static size_t maps_bytes(const struct agent_actx *a)
+{
+	return (size_t)(a->d_rings - a->base);
+}
+
+/* Host copy of map I of A into DST: live (context current) or saved. */
+static int copy_map(struct agent_actx *a, int i, void *dst)
+{
+	const struct devrt_map_desc *d = &a->descs[i];
+
+	if (a->dead) {
+		if (!a->saved)
+			return -ENOENT;
+		memcpy(dst, a->saved + (d->base - a->base),
+		       devrt_map_bytes(d));
+		return 0;
+	}
+	return agent_drv.dtoh_async(dst, d->base, devrt_map_bytes(d),
+				    a->stream) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+void agent_ctx_sync_all(void)
+{
+	CUcontext old;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		if (a->dead || a->failed ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		agent_drv.ctx_sync();
+		agent_drv.ctx_pop(&old);
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
+
+int agent_ctx_snapshot(uint64_t seq, bool final)
+{
+	struct agent_seg_hdr *h = (struct agent_seg_hdr *)agent.seg;
+	uint32_t n = 0, j = 0;
+	size_t off;
+	CUcontext old;
+	int ret = 0;
+
+	if (!agent.seg)
+		return -ENODEV;
+	pthread_mutex_lock(&agent_ctx_lock);
+	if (!agent_seg_claim()) {
+		pthread_mutex_unlock(&agent_ctx_lock);
+		return -EBUSY;
+	}
+	for (struct agent_actx *a = ctxs; a; a = a->next)
+		for (int i = 0; !a->failed && i < agent.cfg.nmaps; i++)
+			n += a->descs[i].kind != DEVRT_K_NONE;
+	off = (sizeof(*h) + (size_t)n * sizeof(h->images[0]) + 7) & ~7ul;
+	if (off > agent.seg_len) {
+		pthread_mutex_unlock(&agent_ctx_lock);
+		agent_report_once("the map segment is too small");
+		return -ENOSPC;
+	}
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		bool live = !a->dead, first = true;
+
+		if (a->failed || (live &&
+				  agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS))
+			continue;
+		for (int i = 0; i < agent.cfg.nmaps && j < n; i++) {
+			const struct devrt_map_desc *d = &a->descs[i];
+			size_t bytes = devrt_map_bytes(d);
+
+			if (d->kind == DEVRT_K_NONE)
+				continue;
+			if (off + bytes > agent.seg_len) {
+				agent_report_once("the map segment is full: "
+						  "some maps are missing");
+				ret = -ENOSPC;
+				break;
+			}
+			if (copy_map(a, i, agent.seg + off) < 0) {
+				ret = -EIO;
+				continue;
+			}
+			h->images[j] = (struct agent_seg_map){
+				.map = (uint32_t)i, .gpu = (uint32_t)a->gpu,
+				.offset = off, .bytes = bytes,
+				.drops = first ? a->drops : 0, .desc = *d,
+			};
+			first = false;
+			j++;
+			off = (off + bytes + 7) & ~7ul;
+		}
+		if (live) {
+			if (agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+				ret = -EIO;
+			agent_drv.ctx_pop(&old);
+		}
+	}
+	h->magic = AGENT_SEG_MAGIC;
+	h->nimages = j;
+	h->pad = 0;
+	__atomic_store_n(&h->seq, seq, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&agent_ctx_lock);
+	if (ret == -EIO)
+		agent_report_once("copying device maps failed%s",
+				  final ? " at exit" : "");
+	return ret == -EIO ? ret : 0;
+}
+
+struct print_arg {
+	int map, gpu;
+	const struct devrt_map_desc *d;
+};
+
+static int print_entry(const void *key, const uint64_t *val, void *arg)
+{
+	const struct print_arg *p = arg;
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "map %d [gpu %d]", p->map,
+			 p->gpu);
+
+	if (key) {
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " key ");
+		for (uint32_t i = 0; i < p->d->key_size && (size_t)n <
+		     sizeof(line) - 64; i++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      "%02x", ((const uint8_t *)key)[i]);
+	}
+	n += snprintf(line + n, sizeof(line) - (size_t)n, ":");
+	for (uint32_t i = 0; i < p->d->nwords && (size_t)n <
+	     sizeof(line) - 32; i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %" PRIu64,
+			      val[i]);
+	agent_report("%s", line);
+	return 0;
+}
+
+void agent_ctx_print_maps(void)
+{
+	CUcontext old;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		bool live = !a->dead;
+
+		if (a->failed || (live &&
+				  agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS))
+			continue;
+		for (int i = 0; i < agent.cfg.nmaps; i++) {
+			struct print_arg p = { i, a->gpu, &a->descs[i] };
+			void *img;
+
+			if (a->descs[i].kind == DEVRT_K_NONE)
+				continue;
+			img = malloc(devrt_map_bytes(&a->descs[i]));
+			if (!img)
+				continue;
+			if (copy_map(a, i, img) == 0 &&
+			    (!live || agent_drv.stream_sync(a->stream) ==
+			     CUDA_SUCCESS) &&
+			    devrt_map_foreach(&a->descs[i], img, print_entry,
+					      &p) == 0)
+				agent_report("map %d [gpu %d]: empty", i,
+					     a->gpu);
+			free(img);
+		}
+		if (live)
+			agent_drv.ctx_pop(&old);
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
+
+/* Under agent_ctx_lock: keep A's maps and printf before it goes. */
+static void retire(struct agent_actx *a)
+{
+	struct batch b = { 0 };
+	size_t n = maps_bytes(a);
+	CUcontext old;
+
+	if (a->dead || a->failed ||
+	    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+		return;
+	agent_drv.ctx_sync();	/* it is being destroyed: nothing waits */
+	if (rings_ok()) {
+		b.cap = agent.cfg.ring_bytes + 64 > 65536 ?
+			agent.cfg.ring_bytes + 64 : 65536;
+		b.buf = malloc(b.cap);
+		if (b.buf) {
+			drain_one(a, &b);
+			flush(&b);
+			free(b.buf);
+		}
+	}
+	a->saved = malloc(n);
+	if (a->saved &&
+	    (agent_drv.dtoh_async(a->saved, a->base, n, a->stream) !=
+	     CUDA_SUCCESS ||
+	     agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)) {
+		free(a->saved);
+		a->saved = NULL;
+	}
+	agent_drv.ctx_pop(&old);
+	a->dead = true;
+	agent_debug("gpu %d: context destroyed, its maps saved", a->gpu);
+}
+
+void agent_ctx_retire(CUcontext ctx)
+{
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next)
+		if (a->ctx == ctx && !a->dead)
+			retire(a);
+	pthread_mutex_unlock(&agent_ctx_lock);
+	agent_kernel_forget_ctx(ctx);
+}
+
+void agent_ctx_retire_device(CUdevice dev)
+{
+	CUcontext pc = NULL;
+
+	/* the primary context's handle: retain + release leaves it as is */
+	if (!agent_drv.primary_retain || !agent_drv.primary_release ||
+	    agent_drv.primary_retain(&pc, dev) != CUDA_SUCCESS)
+		return;
+	agent_drv.primary_release(dev);
+	agent_ctx_retire(pc);
+}
+
+void agent_ctx_stop_all(void)
+{
+	static const uint32_t one = 1;
+	CUcontext old;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		if (a->dead || a->failed ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		agent_drv.htod_async(a->d_ctx + DEVRT_CTX_STOP, &one,
+				     sizeof(one), a->stream);
+		agent_drv.stream_sync(a->stream);
+		agent_drv.ctx_pop(&old);
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
+#endif /* GT_AGENT_SO */

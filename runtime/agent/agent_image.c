@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Module images: a copy of what each cuModuleLoad or cuLibraryLoad call
+ * loaded, keyed by the handle, and the choice of the PTX to instrument.
+ * Kernels whose load we did not see (the CUDA runtime may register its
+ * fatbins through paths we do not hook) are looked up by name in the
+ * .nv_fatbin sections of the process's ELF objects, which stay mapped.
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/agent/agent_priv.h"
+
+static pthread_mutex_t img_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agent_image *images;	/* live */
+static struct agent_image *retired;	/* unloaded, kept: see agent.md */
+
+static int read_file(const char *path, uint8_t **data, size_t *len)
+{
+	struct stat st;
+	uint8_t *p;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > 1ll << 31) {
+		e = errno ? -errno : -EINVAL;
+		close(fd);
+		return e;
+	}
+	p = malloc((size_t)st.st_size + 1);
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
+
+		if (n <= 0) {
+			e = n < 0 ? -errno : -EIO;
+			free(p);
+			close(fd);
+			return e;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	p[got] = '\0';		/* PTX files: a C string */
+	*data = p;
+	*len = got;
+	return 0;
+}
+
+/* Copy the image at P (in memory we trust: the driver just read it). */
+static int copy_image(struct agent_image *im, const void *p)
+{
+	const void *fb;
+	size_t len;
+	char err[128];
+
+	im->kind = fatbin_image_kind(p, 4);
+	switch (im->kind) {
+	case FATBIN_IMAGE_FATBIN:
+	case FATBIN_IMAGE_WRAPPER:
+		if (fatbin_mem_locate(p, &fb, &len, err, sizeof(err)) < 0) {
+			agent_debug("module image: %s", err);
+			im->kind = FATBIN_IMAGE_UNKNOWN;
+			return 0;
+		}
+		im->kind = FATBIN_IMAGE_FATBIN;
+		im->data = malloc(len);
+		if (!im->data)
+			return -ENOMEM;
+		memcpy(im->data, fb, len);
+		im->len = len;
+		return 0;
+	case FATBIN_IMAGE_PTX:
+		im->data = (uint8_t *)strdup(p);
+		if (!im->data)
+			return -ENOMEM;
+		im->len = strlen(p);
+		return 0;
+	default:
+		/* a cubin holds no PTX: its kind is all we need */
+		return 0;
+	}
+}
+
+void agent_image_add(uintptr_t handle, bool library, const void *p,
+		     const char *path)
+{
+	struct agent_image *im = calloc(1, sizeof(*im));
+	int e = 0;
+
+	if (!im)
+		return;
+	im->handle = handle;
+	im->library = library;
+	if (path) {
+		uint8_t *d = NULL;
+		size_t n;
+
+		e = read_file(path, &d, &n);
+		if (!e) {
+			e = copy_image(im, d);
+			free(d);
+		}
+	} else if (p) {
+		e = copy_image(im, p);
+	}
+	if (e < 0) {
+		agent_report_once("cannot keep a copy of a loaded module%s%s: "
+				  "%s", path ? " " : "", path ? path : "",
+				  strerror(-e));
+		free(im->data);
+		free(im);
+		return;
+	}
+	agent_debug("%s %#lx loaded: %s, %zu bytes", library ? "library" :
+		    "module", (unsigned long)handle,
+		    im->kind == FATBIN_IMAGE_FATBIN ? "fatbin" :
+		    im->kind == FATBIN_IMAGE_PTX ? "PTX" :
+		    im->kind == FATBIN_IMAGE_ELF ? "cubin" : "unknown", im->len);
+	pthread_mutex_lock(&img_lock);
+	im->next = images;
+	images = im;
+	pthread_mutex_unlock(&img_lock);
+}
+
+struct agent_image *agent_image_find(uintptr_t handle)
+{
+	struct agent_image *im;
+
+	pthread_mutex_lock(&img_lock);
+	for (im = images; im && im->handle != handle; im = im->next)
+		;
+	pthread_mutex_unlock(&img_lock);
+	return im;
+}
+
+void agent_image_remove(uintptr_t handle)
+{
+	struct agent_image **pp, *im;
+
+	pthread_mutex_lock(&img_lock);
+	for (pp = &images; (im = *pp); pp = &im->next) {
+		if (im->handle == handle) {
+			*pp = im->next;
+			/* a launch may still look at it: keep it till exit */
+			im->next = retired;
+			retired = im;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&img_lock);
+}
+
+/* ---- picking the PTX ---- */
+
+struct pick {
+	const char *name;
+	unsigned sm;		/* the device */
+	char *text;		/* best so far */
+	unsigned arch;
+	unsigned lowest;	/* lowest arch with the kernel, 0: none */
+};
+
+/* Can PTX for ARCH (variant V) be JIT-compiled for device SM? */
+static bool arch_fits(unsigned arch, char v, unsigned sm)
+{
+	if (v == 'a')
+		return arch == sm;
+	if (v == 'f')
+		return arch / 10 == sm / 10 && arch <= sm;
+	return arch <= sm;
+}
+
+static void consider(struct pick *pk, const char *text, size_t len,
+		     unsigned arch, char v)
+{
+	char *t;
+
+	if (!agent_ptx_has_entry(text, len, pk->name))
+		return;
+	if (!pk->lowest || arch < pk->lowest)
+		pk->lowest = arch;
+	if (!arch_fits(arch, v, pk->sm) || (pk->text && arch <= pk->arch))
+		return;
+	while (len && text[len - 1] == '\0')
+		len--;
+	t = strndup(text, len);
+	if (!t)
+		return;
+	free(pk->text);
+	pk->text = t;
+	pk->arch = arch;
+}
+
+static int pick_entry(const struct fatbin_entry *e, void *arg)
+{
+	if (e->is_ptx && e->data)
+		consider(arg, (const char *)e->data, e->size, e->arch.sm,
+			 e->arch.variant);
+	return 0;
+}
+
+/* ---- fatbins of the process's ELF objects ---- */
+
+struct region {
+	const uint8_t *p;
+	size_t len;
+};
+
+static struct region *regions;
+static int nregions, cap_regions;
+static uintptr_t *scanned;	/* load bases of the objects looked at */
+static int nscanned, cap_scanned;
+
+static bool in_load_segment(const struct dl_phdr_info *info, uint64_t a,
+			    uint64_t n)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && a >= ph->p_vaddr &&
+		    a + n <= ph->p_vaddr + ph->p_memsz)
+			return true;
+	}
+	return false;
+}
+
+static void add_region(const uint8_t *p, size_t len)
+{
+	if (nregions == cap_regions) {
+		int cap = cap_regions ? cap_regions * 2 : 16;
+		struct region *v = realloc(regions, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return;
+		regions = v;
+		cap_regions = cap;
+	}
+	regions[nregions++] = (struct region){ p, len };
+}
+
+/* The .nv_fatbin sections of one loaded object, from its file. */
+static void scan_object(const struct dl_phdr_info *info)
+{
+	const char *path = info->dlpi_name && *info->dlpi_name ?
+			   info->dlpi_name : "/proc/self/exe";
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	char *names = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
+	    eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	sh = calloc(eh.e_shnum, sizeof(*sh));
+	if (!sh || pread(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
+	    (ssize_t)(eh.e_shnum * sizeof(*sh)))
+		goto out;
+	if (sh[eh.e_shstrndx].sh_size > 1 << 24)
+		goto out;
+	names = calloc(1, sh[eh.e_shstrndx].sh_size + 1);
+	if (!names || pread(fd, names, sh[eh.e_shstrndx].sh_size,
+			    (off_t)sh[eh.e_shstrndx].sh_offset) !=
+	    (ssize_t)sh[eh.e_shstrndx].sh_size)
+		goto out;
+	for (int i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_name >= sh[eh.e_shstrndx].sh_size ||
+		    strcmp(names + sh[i].sh_name, ".nv_fatbin") ||
+		    !(sh[i].sh_flags & SHF_ALLOC) || !sh[i].sh_size ||
+		    !in_load_segment(info, sh[i].sh_addr, sh[i].sh_size))
+			continue;
+		add_region((const uint8_t *)(info->dlpi_addr + sh[i].sh_addr),
+			   sh[i].sh_size);
+	}
+out:
+	free(names);
+	free(sh);
+	close(fd);
+}
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	for (int i = 0; i < nscanned; i++)
+		if (scanned[i] == info->dlpi_addr)
+			return 0;
+	if (nscanned == cap_scanned) {
+		int cap = cap_scanned ? cap_scanned * 2 : 32;
+		uintptr_t *v = realloc(scanned, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return 1;
+		scanned = v;
+		cap_scanned = cap;
+	}
+	scanned[nscanned++] = info->dlpi_addr;
+	scan_object(info);
+	return 0;
+}
+
+static void pick_from_elf(struct pick *pk)
+{
+	char err[128];
+
+	pthread_mutex_lock(&img_lock);
+	dl_iterate_phdr(scan_cb, NULL);	/* objects loaded since last time */
+	for (int i = 0; i < nregions && !pk->text; i++)
+		fatbin_foreach(regions[i].p, regions[i].len, pick_entry, pk,
+			       err, sizeof(err));
+	pthread_mutex_unlock(&img_lock);
+}
+
+int agent_image_ptx(const struct agent_image *img, const char *name,
+		    unsigned sm, char **text, unsigned *arch, char *why,
+		    size_t whylen)
+{
+	struct pick pk = { .name = name, .sm = sm };
+	char err[128];
+	char v;
+
+	if (!img || img->kind == FATBIN_IMAGE_UNKNOWN) {
+		pick_from_elf(&pk);
+	} else if (img->kind == FATBIN_IMAGE_ELF) {
+		snprintf(why, whylen, "SASS only (its module was loaded as "
+			 "a cubin, no PTX)");
+		return -ENOENT;
+	} else if (img->kind == FATBIN_IMAGE_PTX) {
+		unsigned a = agent_ptx_target((const char *)img->data,
+					      img->len, &v);
+
+		consider(&pk, (const char *)img->data, img->len, a, v);
+	} else if (fatbin_foreach(img->data, img->len, pick_entry, &pk, err,
+				  sizeof(err)) < 0) {
+		snprintf(why, whylen, "cannot read its fatbin: %s", err);
+		return -ENOENT;
+	}
+	if (pk.text) {
+		*text = pk.text;
+		*arch = pk.arch;
+		return 0;
+	}
+	if (pk.lowest)
+		snprintf(why, whylen, "no PTX for sm_%u (its PTX is for "
+			 "compute_%u and up)", sm, pk.lowest);
+	else
+		snprintf(why, whylen, "SASS only (no PTX for it in the "
+			 "program's fatbins)");
+	return -ENOENT;
+}
+#endif /* GT_AGENT_SO */

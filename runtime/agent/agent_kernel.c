@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels: every CUfunction/CUkernel handle we see gets a record (its
+ * name, whether a clause matches it) in an insert-only hash table that
+ * launches read without a lock.  A matched kernel gets an instrumented
+ * copy per context on its first launch there: best PTX, splice, JIT.
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/agent/agent_priv.h"
+
+struct slot {
+	_Atomic uintptr_t key;
+	struct agent_kernel *_Atomic val;
+};
+
+struct ktab {
+	size_t cap, n;
+	struct ktab *prev;	/* older tables: readers may still be there */
+	struct slot s[];
+};
+
+static struct ktab *_Atomic tab;
+static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER; /* table, list */
+static pthread_mutex_t ilock = PTHREAD_MUTEX_INITIALIZER; /* instrumenting */
+static struct agent_kernel *all;
+
+/* kernel ids: index of the (base) name, process-wide */
+static char **id_names;
+static int nids, cap_ids;
+
+static size_t home(uintptr_t h, size_t cap)
+{
+	uint64_t x = (uint64_t)h;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 29;
+	return (size_t)x & (cap - 1);
+}
+
+static struct agent_kernel *lookup(uintptr_t h)
+{
+	struct ktab *t = atomic_load_explicit(&tab, memory_order_acquire);
+
+	if (!t)
+		return NULL;
+	for (size_t i = home(h, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		uintptr_t k = atomic_load_explicit(&t->s[i].key,
+						   memory_order_acquire);
+
+		if (k == h)
+			return atomic_load_explicit(&t->s[i].val,
+						    memory_order_acquire);
+		if (!k)
+			return NULL;
+	}
+}
+
+/* Under klock.  The value is stored before the key is published. */
+static void put(struct ktab *t, uintptr_t h, struct agent_kernel *k)
+{
+	for (size_t i = home(h, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		uintptr_t key = atomic_load_explicit(&t->s[i].key,
+						     memory_order_relaxed);
+
+		if (key == h) {
+			atomic_store_explicit(&t->s[i].val, k,
+					      memory_order_release);
+			return;
+		}
+		if (!key) {
+			atomic_store_explicit(&t->s[i].val, k,
+					      memory_order_relaxed);
+			atomic_store_explicit(&t->s[i].key, h,
+					      memory_order_release);
+			t->n++;
+			return;
+		}
+	}
+}
+
+static int insert(uintptr_t h, struct agent_kernel *k)
+{
+	struct ktab *t = atomic_load_explicit(&tab, memory_order_relaxed);
+
+	if (!t || (t->n + 1) * 2 > t->cap) {
+		size_t cap = t ? t->cap * 2 : 4096;
+		struct ktab *nt = calloc(1, sizeof(*nt) + cap * sizeof(nt->s[0]));
+
+		if (!nt)
+			return -ENOMEM;
+		nt->cap = cap;
+		nt->prev = t;
+		for (size_t i = 0; t && i < t->cap; i++) {
+			uintptr_t key = atomic_load(&t->s[i].key);
+
+			if (key)
+				put(nt, key, atomic_load(&t->s[i].val));
+		}
+		atomic_store_explicit(&tab, nt, memory_order_release);
+		t = nt;
+	}
+	put(t, h, k);
+	return 0;
+}
+
+static char *demangle(const char *m)
+{
+	static char *(*fn)(const char *, char *, size_t *, int *);
+	static int looked;
+	char *d;
+	int st = -1;
+
+	if (strncmp(m, "_Z", 2))
+		return NULL;
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+		fn = agent_real_dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	}
+	if (!fn)
+		return NULL;
+	d = fn(m, NULL, NULL, &st);
+	if (st) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static bool clause_matches(const struct agent_clause *c,
+			   const struct agent_kernel *k)
+{
+	return !fnmatch(c->glob, k->base, 0) ||
+	       !fnmatch(c->glob, k->mangled, 0);
+}
+
+static struct agent_kernel *new_kernel(uintptr_t h, bool is_kernel,
+				       const char *name, uintptr_t owner)
+{
+	struct agent_kernel *k = calloc(1, sizeof(*k));
+	char *d;
+
+	if (!k)
+		return NULL;
+	k->handle = h;
+	k->is_kernel = is_kernel;
+	k->owner = owner;
+	k->id = -1;
+	if (!name) {
+		char buf[48];
+
+		snprintf(buf, sizeof(buf), "function %#lx", (unsigned long)h);
+		k->mangled = strdup("");
+		k->pretty = strdup(buf);
+		k->base = strdup("");
+		k->state = AGENT_K_UNMATCHED;
+		goto out;
+	}
+	d = demangle(name);
+	k->mangled = strdup(name);
+	k->pretty = d ? d : strdup(name);
+	/* no libstdc++ in the process: the simple cases still get a name */
+	if (!d && (k->base = agent_simple_name(name)))
+		;
+	else
+		k->base = agent_base_name(k->pretty ? k->pretty : name);
+	if (!k->mangled || !k->pretty || !k->base)
+		goto out;
+	k->state = AGENT_K_UNMATCHED;
+	for (int i = 0; i < agent.cfg.nclauses; i++)
+		if (clause_matches(&agent.cfg.clauses[i], k))
+			k->state = AGENT_K_MATCHED;
+out:
+	if (!k->mangled || !k->pretty || !k->base) {
+		free(k->mangled);
+		free(k->pretty);
+		free(k->base);
+		free(k);
+		return NULL;
+	}
+	agent_debug("kernel %s (%s %#lx): %s", k->pretty,
+		    is_kernel ? "CUkernel" : "CUfunction", (unsigned long)h,
+		    k->state == AGENT_K_MATCHED ? "matched" : "no clause");
+	return k;
+}
+
+/* Under klock. */
+static struct agent_kernel *record(uintptr_t h, bool is_kernel,
+				   const char *name, uintptr_t owner)
+{
+	struct agent_kernel *k = new_kernel(h, is_kernel, name, owner);
+
+	if (!k)
+		return NULL;
+	if (insert(h, k) < 0) {
+		free(k->mangled);
+		free(k->pretty);
+		free(k->base);
+		free(k);
+		return NULL;
+	}
+	k->all_next = all;
+	all = k;
+	return k;
+}
+
+void agent_kernel_note(uintptr_t h, bool is_kernel, const char *name,
+		       uintptr_t owner)
+{
+	struct agent_kernel *k;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&klock);
+	k = lookup(h);
+	if (!k || k->owner != owner || strcmp(k->mangled, name))
+		record(h, is_kernel, name, owner);
+	pthread_mutex_unlock(&klock);
+}
+
+void agent_kernel_alias(uintptr_t h, uintptr_t from)
+{
+	struct agent_kernel *src = agent_kernel_get(from), *k;
+
+	if (!h || !src || !*src->mangled)
+		return;
+	pthread_mutex_lock(&klock);
+	k = lookup(h);
+	if (!k || k->owner != src->owner || strcmp(k->mangled, src->mangled))
+		record(h, false, src->mangled, src->owner);
+	pthread_mutex_unlock(&klock);
+}
+
+struct agent_kernel *agent_kernel_get(uintptr_t h)
+{
+	struct agent_kernel *k = lookup(h);
+	const char *name = NULL;
+	CUmodule mod = NULL;
+	bool is_kernel = false;
+
+	if (k || !h)
+		return k;
+	/* a handle whose creation we did not see: ask the driver */
+	agent_in_hook++;
+	if (agent_drv.func_get_name &&
+	    agent_drv.func_get_name(&name, (CUfunction)h) == CUDA_SUCCESS &&
+	    name) {
+		if (agent_drv.func_get_module &&
+		    agent_drv.func_get_module(&mod, (CUfunction)h) !=
+		    CUDA_SUCCESS)
+			mod = NULL;
+	} else if (agent_drv.kernel_get_name &&
+		   agent_drv.kernel_get_name(&name, (CUkernel)h) ==
+		   CUDA_SUCCESS && name) {
+		is_kernel = true;
+	} else {
+		name = NULL;
+	}
+	agent_in_hook--;
+	pthread_mutex_lock(&klock);
+	k = lookup(h);
+	if (!k)
+		k = record(h, is_kernel, name, (uintptr_t)mod);
+	pthread_mutex_unlock(&klock);
+	return k;
+}
+
+/* Under klock: make H unknown again if it still maps to K. */
+static void unmap(struct agent_kernel *k)
+{
+	struct ktab *t = atomic_load(&tab);
+
+	for (size_t i = home(k->handle, t->cap);;
+	     i = (i + 1) & (t->cap - 1)) {
+		uintptr_t key = atomic_load(&t->s[i].key);
+
+		if (!key)
+			return;
+		if (key == k->handle) {
+			if (atomic_load(&t->s[i].val) == k)
+				atomic_store(&t->s[i].val, NULL);
+			return;
+		}
+	}
+}
+
+void agent_kernel_forget_owner(uintptr_t owner)
+{
+	pthread_mutex_lock(&klock);
+	for (struct agent_kernel *k = all; k; k = k->all_next)
+		if (k->owner == owner)
+			unmap(k);
+	pthread_mutex_unlock(&klock);
+}
+
+void agent_kernel_forget_ctx(CUcontext ctx)
+{
+	pthread_mutex_lock(&klock);
+	for (struct agent_kernel *k = all; k; k = k->all_next)
+		for (struct agent_inst *in = atomic_load(&k->insts); in;
+		     in = in->next)
+			if (in->ctx == ctx)
+				in->ctx = NULL;
+	pthread_mutex_unlock(&klock);
+}
+
+/* Under ilock: the id of NAME, new ones get the next index. */
+static int kernel_id(const char *name)
+{
+	for (int i = 0; i < nids; i++)
+		if (!strcmp(id_names[i], name))
+			return i;
+	if (nids == cap_ids) {
+		int cap = cap_ids ? cap_ids * 2 : 64;
+		char **v = realloc(id_names, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		id_names = v;
+		cap_ids = cap;
+	}
+	if (!(id_names[nids] = strdup(name)))
+		return -1;
+	return nids++;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Concatenate the call texts of K's clauses of one kind (entry/exit). */
+static char *clause_text(const struct agent_kernel *k, bool exit)
+{
+	size_t n = 0;
+	char *s;
+
+	for (int i = 0; i < agent.cfg.nclauses; i++) {
+		const struct agent_clause *c = &agent.cfg.clauses[i];
+
+		if (c->exit == exit && clause_matches(c, k) && c->call)
+			n += strlen(c->call) + 1;
+	}
+	if (!n)
+		return NULL;
+	s = calloc(1, n + 1);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < agent.cfg.nclauses; i++) {
+		const struct agent_clause *c = &agent.cfg.clauses[i];
+
+		if (c->exit == exit && clause_matches(c, k) && c->call) {
+			strcat(s, c->call);
+			strcat(s, "\n");
+		}
+	}
+	return s;
+}
+
+struct ilocal {
+	char *ptx, *out, *entry, *exit;
+	struct ptx_module *m;
+};
+
+/* Make K's instrumented copy in CTX (current); IN->fn stays NULL on
+ * failure, with WHY set unless it was reported already. */
+static void instrument(struct agent_kernel *k, struct agent_inst *in,
+		       char *why, size_t whylen)
+{
+	struct ilocal l = { 0 };
+	const struct ptx_func *f;
+	const char *names[2] = { k->mangled, NULL };
+	struct ptx_splice_req req = { 0 };
+	char err[768], var[128];
+	CUdevice dev;
+	int maj = 0, min = 0, gpu;
+	unsigned sm, arch;
+	bool hit = false;
+	double t0;
+
+	if (agent_drv.ctx_get_device(&dev) != CUDA_SUCCESS ||
+	    agent_drv.device_get_attribute(&maj,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
+	    agent_drv.device_get_attribute(&min,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) {
+		snprintf(why, whylen, "cannot query its device");
+		return;
+	}
+	gpu = (int)dev;
+	sm = (unsigned)(maj * 10 + min);
+	if (agent_image_ptx(k->owner ? agent_image_find(k->owner) : NULL,
+			    k->mangled, sm, &l.ptx, &arch, why, whylen) < 0)
+		goto out;
+	if (ptx_parse(l.ptx, strlen(l.ptx), &l.m, err, sizeof(err)) < 0) {
+		snprintf(why, whylen, "cannot parse its PTX: %s", err);
+		goto out;
+	}
+	f = ptx_find_entry(l.m, k->mangled);
+	if (!f || !f->is_def) {
+		snprintf(why, whylen, "its PTX does not define it");
+		goto out;
+	}
+	if (agent_ptx_module_var(l.m, f, var, sizeof(var))) {
+		k->state = AGENT_K_FAILED;
+		agent_report_once("skipped %s: uses module-scope variables "
+				  "(instrumenting would give it its own copy)",
+				  k->pretty);
+		agent_debug("%s uses %s", k->pretty, var);
+		goto out;
+	}
+	l.entry = clause_text(k, false);
+	l.exit = clause_text(k, true);
+	req.names = names;
+	req.decls = agent.cfg.decls;
+	req.entry = l.entry;
+	req.exit = l.exit;
+	req.flags = PTX_SPLICE_ONLY_MATCHED | (l.exit ? PTX_SPLICE_T0 : 0);
+	req.min_major = (int)agent.cfg.ptx_major;
+	req.min_minor = (int)agent.cfg.ptx_minor;
+	if (ptx_splice(l.m, &req, &l.out, err, sizeof(err)) <= 0) {
+		snprintf(why, whylen, "cannot splice the probes: %s",
+			 l.out ? "no kernel matched" : err);
+		goto out;
+	}
+	in->actx = agent_ctx_get(in->ctx, err, sizeof(err));
+	if (!in->actx) {
+		snprintf(why, whylen, "no device state: %s", err);
+		goto out;
+	}
+	t0 = now_ms();
+	if (agent_jit(l.out, sm, &in->mod, &hit, err, sizeof(err)) < 0) {
+		snprintf(why, whylen, "JIT failed: %s", err);
+		goto out;
+	}
+	if (agent_drv.module_get_function(&in->fn, in->mod, k->mangled) !=
+	    CUDA_SUCCESS) {
+		in->fn = NULL;
+		snprintf(why, whylen, "not in its instrumented module");
+		goto out;
+	}
+	in->nparams = f->nparams;
+	in->ctx_off = ptx_ctx_offset(f);
+	if (k->id < 0)
+		k->id = kernel_id(k->base);
+	if (k->id >= 0)
+		agent_ctx_name(k->id, k->base);
+	agent_report("instrumented %s [gpu %d]: %s %.1f ms", k->pretty, gpu,
+		     hit ? "cached" : "jit", now_ms() - t0);
+	agent_debug("%s: PTX for compute_%u, %d parameters, context "
+		    "parameter at byte %zu, kernel id %d", k->pretty, arch,
+		    in->nparams, in->ctx_off, k->id);
+out:
+	ptx_free(l.m);
+	free(l.ptx);
+	free(l.out);
+	free(l.entry);
+	free(l.exit);
+}
+
+struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
+{
+	struct agent_inst *in;
+	CUcontext old;
+	char why[1024] = "";
+
+	for (in = atomic_load_explicit(&k->insts, memory_order_acquire); in;
+	     in = in->next)
+		if (in->ctx == ctx)
+			return in;
+	if (k->state != AGENT_K_MATCHED)
+		return NULL;
+	pthread_mutex_lock(&ilock);
+	for (in = atomic_load(&k->insts); in && in->ctx != ctx; in = in->next)
+		;
+	if (in || k->state != AGENT_K_MATCHED)
+		goto out;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		goto out;
+	in->ctx = ctx;
+	agent_in_hook++;
+	if (agent_drv_usable()) {
+		snprintf(why, sizeof(why), "the CUDA driver lacks entry points "
+			 "the agent needs");
+	} else if (agent_drv.ctx_push(ctx) != CUDA_SUCCESS) {
+		snprintf(why, sizeof(why), "cannot use its context");
+	} else {
+		instrument(k, in, why, sizeof(why));
+		agent_drv.ctx_pop(&old);
+	}
+	agent_in_hook--;
+	if (!in->fn && why[0])
+		agent_report_once("skipped %s: %s", k->pretty, why);
+	in->next = atomic_load(&k->insts);
+	atomic_store_explicit(&k->insts, in, memory_order_release);
+out:
+	pthread_mutex_unlock(&ilock);
+	return in;
+}
+#endif /* GT_AGENT_SO */

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Launches: every hooked launch comes here.  A function no clause
+ * matches costs one hash look-up and goes to the real driver untouched;
+ * a matched one is replaced by its instrumented copy with the original
+ * arguments plus one by-value struct agent_launch_param, same stream,
+ * grid, block and shared memory.  No driver call is added to a launch.
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/agent/agent_priv.h"
+
+static uint64_t launch_seq;
+
+static CUresult call_real(const struct agent_launch *l, CUfunction f,
+			  void **params, void **extra)
+{
+	switch (l->form) {
+	case AGENT_L_EX:
+		return (l->ptsz ? agent_drv.launch_ex_ptsz :
+			agent_drv.launch_ex)(l->config, f, params, extra);
+	case AGENT_L_COOP:
+		return (l->ptsz ? agent_drv.launch_coop_ptsz :
+			agent_drv.launch_coop)(f, l->gx, l->gy, l->gz, l->bx,
+					       l->by, l->bz, l->shmem,
+					       l->stream, params);
+	default:
+		return (l->ptsz ? agent_drv.launch_ptsz : agent_drv.launch)(
+			f, l->gx, l->gy, l->gz, l->bx, l->by, l->bz, l->shmem,
+			l->stream, params, extra);
+	}
+}
+
+/* The context the launch runs in: its stream's, else the current one. */
+static CUcontext launch_ctx(CUstream s)
+{
+	CUcontext c = NULL;
+
+	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
+	    agent_drv.stream_get_ctx &&
+	    agent_drv.stream_get_ctx(s, &c) == CUDA_SUCCESS && c)
+		return c;
+	if (agent_drv.ctx_get_current(&c) != CUDA_SUCCESS)
+		return NULL;
+	return c;
+}
+
+static CUresult launch_inst(const struct agent_launch *l,
+			    const struct agent_kernel *k,
+			    const struct agent_inst *in)
+{
+	struct agent_launch_param p;
+	struct timespec ts;
+	void *small[32], **params = small, *xout[5];
+	uint64_t xbuf[512];
+	size_t xsize;
+	CUresult r;
+	int e;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	p.ctx = (uint64_t)in->actx->d_ctx;
+	p.launch = __atomic_add_fetch(&launch_seq, 1, __ATOMIC_RELAXED);
+	p.launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+		      (uint64_t)ts.tv_nsec;
+	p.kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
+	if (l->extra) {
+		if (l->params)	/* invalid: let the driver say so */
+			return call_real(l, l->f, l->params, l->extra);
+		e = agent_extra_build(l->extra, &p, in->ctx_off, xbuf,
+				      sizeof(xbuf), &xsize, xout);
+		if (e < 0) {
+			agent_report_once("not instrumented at this launch: %s: "
+					  "unsupported `extra` launch form",
+					  k->pretty);
+			return call_real(l, l->f, NULL, l->extra);
+		}
+		return call_real(l, in->fn, NULL, xout);
+	}
+	if (in->nparams > 0 && !l->params)
+		return call_real(l, l->f, l->params, NULL);
+	if ((size_t)in->nparams + 1 > sizeof(small) / sizeof(small[0])) {
+		params = malloc(((size_t)in->nparams + 1) * sizeof(*params));
+		if (!params)
+			return call_real(l, l->f, l->params, NULL);
+	}
+	if (in->nparams)
+		memcpy(params, l->params, (size_t)in->nparams * sizeof(*params));
+	params[in->nparams] = &p;
+	r = call_real(l, in->fn, params, NULL);
+	if (params != small)
+		free(params);
+	return r;
+}
+
+CUresult agent_launch(const struct agent_launch *l)
+{
+	struct agent_kernel *k;
+	struct agent_inst *in;
+	CUcontext ctx;
+
+	if (!agent.active || agent.detached || agent_in_hook ||
+	    agent.pid != getpid())
+		return call_real(l, l->f, l->params, l->extra);
+	agent_saw_cuda();
+	k = agent_kernel_get((uintptr_t)l->f);
+	if (!k || k->state != AGENT_K_MATCHED)
+		return call_real(l, l->f, l->params, l->extra);
+	ctx = launch_ctx(l->stream);
+	in = ctx ? agent_kernel_inst(k, ctx) : NULL;
+	if (!in || !in->fn)
+		return call_real(l, l->f, l->params, l->extra);
+	return launch_inst(l, k, in);
+}
+#endif /* GT_AGENT_SO */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's life cycle: the constructor reads the configuration,
+ * connects to the tracer and maps the shared segment; the exit handler
+ * takes the final snapshot and says goodbye.  Also the report channel
+ * (tracer socket, or stderr when standalone).  Nothing here may crash
+ * the target: every failure is logged once and the agent passes through.
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "runtime/agent/agent_priv.h"
+
+struct agent_state agent = { .sock = -1, .seg_fd = -1 };
+
+static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *once_seen;	/* hashes of the lines reported once */
+static size_t once_n, once_cap;
+static int exit_registered, exit_done, bye_sent;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Before the socket exists (or when it broke): stderr, prefixed. */
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "gputrace-agent[%d]: %s\n", (int)getpid(), buf);
+}
+
+int agent_send(uint32_t type, uint64_t seq, const void *payload, size_t len)
+{
+	struct agent_msg h = { .type = type, .len = (uint32_t)len, .seq = seq };
+	struct iovec iov[2] = {
+		{ &h, sizeof(h) }, { (void *)payload, len },
+	};
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+	int ret = 0;
+
+	pthread_mutex_lock(&send_lock);
+	if (agent.sock < 0) {
+		ret = -ENOTCONN;
+	} else if (sendmsg(agent.sock, &m, MSG_NOSIGNAL) < 0) {
+		ret = -errno;
+		/* the tracer is gone: restore the original launches */
+		if (ret == -EPIPE || ret == -ECONNRESET || ret == -ENOTCONN) {
+			close(agent.sock);
+			agent.sock = -1;
+			agent.detached = 1;
+		}
+	}
+	pthread_mutex_unlock(&send_lock);
+	return ret;
+}
+
+void agent_sock_close(void)
+{
+	pthread_mutex_lock(&send_lock);
+	if (agent.sock >= 0)
+		close(agent.sock);
+	agent.sock = -1;
+	pthread_mutex_unlock(&send_lock);
+}
+
+static void vreport(const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	/* once the tracer is gone, reports have nowhere to go */
+	if (agent.standalone)
+		fprintf(stderr, "gputrace-agent: %s\n", buf);
+	else
+		agent_send(AGENT_MSG_REPORT, 0, buf, (size_t)n);
+}
+
+void agent_report(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+}
+
+void agent_debug(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!agent.cfg.verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* "info" lines: the tracer shows them with -v only */
+	agent_report("info: %s", buf);
+}
+
+void agent_report_once(const char *fmt, ...)
+{
+	char buf[1024];
+	uint64_t h = 0xcbf29ce484222325ull;
+	va_list ap;
+	bool seen = false;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (const char *p = buf; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	pthread_mutex_lock(&once_lock);
+	for (size_t i = 0; i < once_n && !seen; i++)
+		seen = once_seen[i] == h;
+	if (!seen && once_n == once_cap) {
+		size_t cap = once_cap ? once_cap * 2 : 64;
+		uint64_t *v = realloc(once_seen, cap * sizeof(*v));
+
+		if (v) {
+			once_seen = v;
+			once_cap = cap;
+		}
+	}
+	if (!seen && once_n < once_cap)
+		once_seen[once_n++] = h;
+	pthread_mutex_unlock(&once_lock);
+	if (!seen)
+		agent_report("%s", buf);
+}
+
+bool agent_seg_claim(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 1 };
+
+	if (!agent.seg)
+		return false;
+	if (agent.seg_claimed)
+		return true;
+	/* record locks are per process: exactly one process writes */
+	if (fcntl(agent.seg_fd, F_SETLK, &fl) < 0) {
+		agent_report_once("pid %d: the map segment belongs to another "
+				  "process of this session; its device maps are "
+				  "not collected", (int)getpid());
+		return false;
+	}
+	agent.seg_claimed = true;
+	return true;
+}
+
+void agent_detach(const char *why)
+{
+	if (agent.detached)
+		return;
+	agent.detached = 1;
+	agent_debug("detached (%s): original launches from now on", why);
+}
+
+static void send_bye(void)
+{
+	if (bye_sent)
+		return;
+	bye_sent = 1;
+	agent_send(AGENT_MSG_BYE, agent.snap_seq, NULL, 0);
+}
+
+/*
+ * atexit, registered at the first launch: the CUDA runtime registers its
+ * teardown when it initialises, which is before any launch reaches the
+ * driver, and handlers run in reverse order, so this one runs first,
+ * while the contexts still exist.
+ */
+static void agent_exit(void)
+{
+	if (exit_done || agent.pid != getpid())
+		return;
+	exit_done = 1;
+	agent_serve_stop();
+	if (agent.active) {
+		uint64_t seq = agent.snap_seq + 1;
+
+		/* the program may exit with kernels still running */
+		agent_ctx_sync_all();
+		if (agent_ctx_snapshot(seq, true) == 0)
+			agent.snap_seq = seq;
+		agent_ctx_drain();
+		if (agent.standalone)
+			agent_ctx_print_maps();
+	}
+	send_bye();
+}
+
+void agent_saw_cuda(void)
+{
+	if (__atomic_load_n(&exit_registered, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&once_lock);
+	if (!exit_registered && agent.active) {
+		atexit(agent_exit);
+		__atomic_store_n(&exit_registered, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&once_lock);
+}
+
+static int connect_tracer(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static int map_segment(const char *s)
+{
+	struct stat st;
+	char *end;
+	long fd = strtol(s, &end, 10);
+	void *p;
+
+	if (*s == '\0' || *end || fd < 0 || fd > 1 << 20)
+		return -EINVAL;
+	if (fstat((int)fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size < sizeof(struct agent_seg_hdr))
+		return -EINVAL;
+	agent.seg_len = (uint64_t)st.st_size < AGENT_SEG_BYTES ?
+			(size_t)st.st_size : AGENT_SEG_BYTES;
+	p = mmap(NULL, agent.seg_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 (int)fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	agent.seg = p;
+	agent.seg_fd = (int)fd;
+	return 0;
+}
+
+/* A forked child is not what the tracer started: it passes through. */
+static void after_fork_child(void)
+{
+	agent.active = false;
+	agent.seg = NULL;
+	agent.seg_claimed = false;
+	if (agent.sock >= 0)
+		close(agent.sock);
+	agent.sock = -1;
+	exit_done = 1;
+	bye_sent = 1;
+}
+
+__attribute__((constructor)) static void agent_init(void)
+{
+	const char *cfg = getenv(AGENT_ENV_CONFIG);
+	const char *sock = getenv(AGENT_ENV_SOCK);
+	const char *seg = getenv(AGENT_ENV_SEG);
+	uint32_t pid;
+	int r;
+
+	agent.pid = getpid();
+	if (!cfg || !*cfg)
+		return;		/* not started by gputrace: pass through */
+	r = agent_config_read(cfg, &agent.cfg);
+	if (r < 0) {
+		say("cannot read the configuration %s: %s; not tracing", cfg,
+		    strerror(-r));
+		return;
+	}
+	if (sock && *sock) {
+		r = connect_tracer(sock);
+		if (r < 0) {
+			say("cannot connect to the tracer at %s: %s; not "
+			    "tracing", sock, strerror(-r));
+			return;
+		}
+		agent.sock = r;
+	} else {
+		agent.standalone = true;
+	}
+	if (seg && *seg && (r = map_segment(seg)) < 0)
+		agent_report("cannot map the segment (fd %s): %s; device maps "
+			     "will not be collected", seg, strerror(-r));
+	pthread_atfork(NULL, NULL, after_fork_child);
+	agent.active = true;
+	pid = (uint32_t)agent.pid;
+	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
+	if (agent.sock >= 0)
+		agent_serve_start();
+	agent_debug("agent loaded in pid %d (%d clauses, %d maps)",
+		    (int)agent.pid, agent.cfg.nclauses, agent.cfg.nmaps);
+}
+
+__attribute__((destructor)) static void agent_fini(void)
+{
+	if (agent.pid != getpid())
+		return;
+	/* no CUDA call was ever hooked: nothing to collect, just leave */
+	if (agent.active && !exit_done) {
+		exit_done = 1;
+		agent_serve_stop();
+		send_bye();
+	}
+}
+#endif /* GT_AGENT_SO */

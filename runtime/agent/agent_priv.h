@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-process agent (build/libgputrace-agent.so): what its files share.
+ * docs/agent.md has the design.  Every agent_*.c but agent_config.c is
+ * compiled only into the agent (GT_AGENT_SO defined by agent_so.mk):
+ * the tracer must never export our dlsym or cu* wrappers.
+ *
+ * The first part is plain C (no CUDA headers) so unit tests can include
+ * it with AGENT_NO_CUDA; the rest needs cuda.h.
+ */
+#ifndef GT_AGENT_PRIV_H
+#define GT_AGENT_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/agent/agent_proto.h"
+#include "runtime/agent/fatbin.h"
+#include "runtime/agent/ptx.h"
+
+#define AGENT_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- pure helpers (agent_util.c) ---- */
+
+/*
+ * "void ns::f<int>(float*)" -> "ns::f<int>": drop the parameter list and
+ * a return type.  Returns a malloc'd string (NULL: out of memory).
+ */
+char *agent_base_name(const char *demangled);
+
+/*
+ * Without a demangler: "_Z4vaddPfS_i" -> "vadd" for names at global
+ * scope that are not templates; NULL for anything else.
+ */
+char *agent_simple_name(const char *mangled);
+
+/* Does PTX (LEN bytes) define `.entry NAME`? */
+bool agent_ptx_has_entry(const char *ptx, size_t len, const char *name);
+
+/* The sm number of a PTX text's .target ("sm_90a" -> 90, 'a'); 0: none. */
+unsigned agent_ptx_target(const char *ptx, size_t len, char *variant);
+
+/*
+ * The first module-scope .global/.const variable that kernel F of M uses
+ * (its body or a .func it calls, transitively), or NULL.  nvcc's string
+ * literals ($str...) are read-only and do not count.  The result points
+ * into a static buffer of NAMELEN bytes given by the caller.
+ */
+const char *agent_ptx_module_var(const struct ptx_module *m,
+				 const struct ptx_func *f, char *name,
+				 size_t namelen);
+
+/* 128-bit content hash as 32 hex digits + NUL. */
+void agent_hash_hex(const void *a, size_t alen, const void *b, size_t blen,
+		    char out[33]);
+
+/*
+ * Bytes of an ELF image's file (the furthest section/program header or
+ * their contents), or 0 when it is not a sane 64-bit little-endian ELF.
+ */
+size_t agent_elf_size(const void *p, size_t avail);
+
+/*
+ * An `extra` launch array with the parameter appended: copy the buffer of
+ * EXTRA (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs, END) into BUF (CAP
+ * bytes), put PARAM (32 bytes) at OFF, and fill OUT (5 slots) and
+ * *SIZE.  -EINVAL for forms we do not understand, -E2BIG if CAP is short.
+ */
+int agent_extra_build(void **extra, const void *param, size_t off,
+		      void *buf, size_t cap, size_t *size, void *out[5]);
+
+#ifndef AGENT_NO_CUDA
+#include <cuda.h>
+#include <pthread.h>
+
+/* ---- agent_main.c ---- */
+
+struct agent_state {
+	bool active;		/* config read, probes to install */
+	bool standalone;	/* no tracer socket: reports on stderr */
+	int sock;		/* -1: none */
+	uint8_t *seg;		/* shared segment, NULL: none */
+	size_t seg_len;
+	int seg_fd;
+	bool seg_claimed;	/* this process writes the segment */
+	pid_t pid;
+	struct agent_config cfg;
+	volatile int detached;	/* stop instrumenting new launches */
+	uint64_t snap_seq;	/* last snapshot number written */
+};
+
+extern struct agent_state agent AGENT_HIDDEN;
+
+/* One report line (instrumented, skipped, failed): tracer or stderr. */
+void agent_report(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2))) AGENT_HIDDEN;
+/* The same, at most once per distinct text. */
+void agent_report_once(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2))) AGENT_HIDDEN;
+/* Verbose only. */
+void agent_debug(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2))) AGENT_HIDDEN;
+int agent_send(uint32_t type, uint64_t seq, const void *payload,
+	       size_t len) AGENT_HIDDEN;
+void agent_sock_close(void) AGENT_HIDDEN;
+/* A launch reached us: register the exit handler (once). */
+void agent_saw_cuda(void) AGENT_HIDDEN;
+/* Claim the segment for this process (first instrumenting process). */
+bool agent_seg_claim(void) AGENT_HIDDEN;
+/* The tracer went away or asked us to: originals from now on. */
+void agent_detach(const char *why) AGENT_HIDDEN;
+
+/* ---- agent_drv.c: the real driver ---- */
+
+typedef CUresult (*agent_launch_fn)(CUfunction, unsigned, unsigned, unsigned,
+				    unsigned, unsigned, unsigned, unsigned,
+				    CUstream, void **, void **);
+typedef CUresult (*agent_launch_ex_fn)(const CUlaunchConfig *, CUfunction,
+				       void **, void **);
+typedef CUresult (*agent_launch_coop_fn)(CUfunction, unsigned, unsigned,
+					 unsigned, unsigned, unsigned,
+					 unsigned, unsigned, CUstream, void **);
+
+struct agent_drv {
+	/* hooked: the real ones */
+	agent_launch_fn launch, launch_ptsz;
+	agent_launch_ex_fn launch_ex, launch_ex_ptsz;
+	agent_launch_coop_fn launch_coop, launch_coop_ptsz;
+	CUresult (*module_load)(CUmodule *, const char *);
+	CUresult (*module_load_data)(CUmodule *, const void *);
+	CUresult (*module_load_data_ex)(CUmodule *, const void *, unsigned,
+					CUjit_option *, void **);
+	CUresult (*module_load_fatbin)(CUmodule *, const void *);
+	CUresult (*library_load_data)(CUlibrary *, const void *,
+				      CUjit_option *, void **, unsigned,
+				      CUlibraryOption *, void **, unsigned);
+	CUresult (*library_load_file)(CUlibrary *, const char *,
+				      CUjit_option *, void **, unsigned,
+				      CUlibraryOption *, void **, unsigned);
+	CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+	CUresult (*library_get_kernel)(CUkernel *, CUlibrary, const char *);
+	CUresult (*kernel_get_function)(CUfunction *, CUkernel);
+	CUresult (*module_unload)(CUmodule);
+	CUresult (*library_unload)(CUlibrary);
+	CUresult (*get_proc)(const char *, void **, int, cuuint64_t);
+	CUresult (*get_proc_v2)(const char *, void **, int, cuuint64_t,
+				CUdriverProcAddressQueryResult *);
+	CUresult (*ctx_destroy)(CUcontext);
+	CUresult (*primary_reset)(CUdevice);
+	CUresult (*primary_retain)(CUcontext *, CUdevice);
+	CUresult (*primary_release)(CUdevice);
+	/* used by the agent */
+	CUresult (*ctx_get_current)(CUcontext *);
+	CUresult (*ctx_set_current)(CUcontext);
+	CUresult (*ctx_push)(CUcontext);
+	CUresult (*ctx_pop)(CUcontext *);
+	CUresult (*ctx_get_device)(CUdevice *);
+	CUresult (*ctx_sync)(void);
+	CUresult (*stream_get_ctx)(CUstream, CUcontext *);
+	CUresult (*device_get_attribute)(int *, CUdevice_attribute, CUdevice);
+	CUresult (*driver_get_version)(int *);
+	CUresult (*func_get_name)(const char **, CUfunction);
+	CUresult (*kernel_get_name)(const char **, CUkernel);
+	CUresult (*func_get_module)(CUmodule *, CUfunction);
+	CUresult (*stream_create)(CUstream *, unsigned);
+	CUresult (*stream_sync)(CUstream);
+	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+	CUresult (*mem_free)(CUdeviceptr);
+	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*memcpy2d_async)(const CUDA_MEMCPY2D *, CUstream);
+	CUresult (*link_create)(unsigned, CUjit_option *, void **,
+				CUlinkState *);
+	CUresult (*link_add_data)(CUlinkState, CUjitInputType, void *, size_t,
+				  const char *, unsigned, CUjit_option *,
+				  void **);
+	CUresult (*link_complete)(CUlinkState, void **, size_t *);
+	CUresult (*link_destroy)(CUlinkState);
+	CUresult (*get_error_string)(CUresult, const char **);
+};
+
+extern struct agent_drv agent_drv AGENT_HIDDEN;
+
+/* One hooked driver entry point (agent_hooks.c). */
+struct agent_hook {
+	const char *sym;	/* exported name: dlsym and -lcuda */
+	const char *proc;	/* the name cuGetProcAddress is asked for */
+	signed char ptsz;	/* 1: per-thread variant, 0: legacy, -1: n/a */
+	int minver, maxver;	/* cudaVersion range of that name's ABI */
+	void *wrapper;
+	void **real;		/* its slot in agent_drv */
+};
+
+extern const struct agent_hook agent_hooks[] AGENT_HIDDEN;
+extern const int agent_nhooks AGENT_HIDDEN;
+/* The real dlsym, for our own look-ups. */
+void *agent_real_dlsym(void *handle, const char *name) AGENT_HIDDEN;
+
+/* Resolve the real driver (libcuda.so.1) once: 0, -ENOENT (no driver). */
+int agent_drv_init(void) AGENT_HIDDEN;
+/* 0 when every entry point instrumentation needs exists, else -errno. */
+int agent_drv_usable(void) AGENT_HIDDEN;
+/* "CUDA_ERROR_INVALID_VALUE"-like text for R. */
+const char *agent_cu_str(CUresult r) AGENT_HIDDEN;
+/* Per-thread guard: our own driver calls must not re-enter the hooks. */
+extern __thread int agent_in_hook AGENT_HIDDEN;
+
+/* ---- agent_image.c: loaded modules ---- */
+
+struct agent_image {
+	uintptr_t handle;	/* CUmodule or CUlibrary */
+	bool library;
+	enum fatbin_image kind;	/* FATBIN (wrappers unwrapped), PTX, ELF */
+	uint8_t *data;		/* our copy */
+	size_t len;
+	struct agent_image *next;
+};
+
+/* Record an image loaded as HANDLE from memory (P) or a file (PATH). */
+void agent_image_add(uintptr_t handle, bool library, const void *p,
+		     const char *path) AGENT_HIDDEN;
+struct agent_image *agent_image_find(uintptr_t handle) AGENT_HIDDEN;
+void agent_image_remove(uintptr_t handle) AGENT_HIDDEN;
+/*
+ * The best PTX for kernel NAME on a device of compute capability SM
+ * (highest PTX arch <= SM): from IMG, or with IMG NULL from the fatbins
+ * of the process's ELF objects.  0 and *TEXT (malloc'd), *ARCH; else
+ * -ENOENT with the reason in WHY.
+ */
+int agent_image_ptx(const struct agent_image *img, const char *name,
+		    unsigned sm, char **text, unsigned *arch, char *why,
+		    size_t whylen) AGENT_HIDDEN;
+
+/* ---- agent_kernel.c: kernels and their instrumented copies ---- */
+
+struct agent_actx;
+
+/* An instrumented copy of a kernel in one context. */
+struct agent_inst {
+	struct agent_inst *next;
+	CUcontext ctx;
+	CUfunction fn;		/* NULL: failed here, launch the original */
+	CUmodule mod;
+	struct agent_actx *actx;
+	int nparams;
+	size_t ctx_off;		/* of the launch parameter in a param buffer */
+};
+
+enum agent_kstate {
+	AGENT_K_UNMATCHED,	/* no clause: pass through */
+	AGENT_K_MATCHED,
+	AGENT_K_FAILED,		/* reported; run the original */
+};
+
+/* A CUfunction or CUkernel handle we have seen. */
+struct agent_kernel {
+	uintptr_t handle;
+	bool is_kernel;		/* a CUkernel (context-independent) */
+	char *mangled;
+	char *pretty;		/* demangled with parameters, or mangled */
+	char *base;		/* demangled without parameters */
+	uintptr_t owner;	/* module/library handle it came from, or 0 */
+	enum agent_kstate state;
+	int id;			/* kernel id (names table index), -1: none */
+	struct agent_inst *_Atomic insts;
+	struct agent_kernel *all_next;
+};
+
+/* A handle seen by a hook: name it, decide whether a clause matches. */
+void agent_kernel_note(uintptr_t handle, bool is_kernel, const char *name,
+		       uintptr_t owner) AGENT_HIDDEN;
+/* Like a copy of FROM's record under HANDLE (cuKernelGetFunction). */
+void agent_kernel_alias(uintptr_t handle, uintptr_t from) AGENT_HIDDEN;
+/* The record of HANDLE; resolves and records unknown ones. */
+struct agent_kernel *agent_kernel_get(uintptr_t handle) AGENT_HIDDEN;
+/* Forget the kernels of a module/library being unloaded. */
+void agent_kernel_forget_owner(uintptr_t owner) AGENT_HIDDEN;
+/* Forget the instrumented copies living in a context being destroyed. */
+void agent_kernel_forget_ctx(CUcontext ctx) AGENT_HIDDEN;
+/* The instrumented copy of K in CTX, made on first sight. */
+struct agent_inst *agent_kernel_inst(struct agent_kernel *k,
+				     CUcontext ctx) AGENT_HIDDEN;
+
+/* ---- agent_jit.c ---- */
+
+/*
+ * Module for spliced PTX in the current context (compute capability SM):
+ * from the disk cache or JIT-compiled (then cached).  0 and *MOD, *HIT;
+ * else -errno with the reason in ERR.
+ */
+int agent_jit(const char *ptx, unsigned sm, CUmodule *mod, bool *hit,
+	      char *err, size_t errlen) AGENT_HIDDEN;
+
+/* ---- agent_ctx.c: device state per CUcontext ---- */
+
+struct agent_actx {
+	struct agent_actx *next;
+	CUcontext ctx;
+	int gpu;		/* device ordinal */
+	int sm_count;
+	CUstream stream;	/* ours, non-blocking */
+	CUdeviceptr base;	/* one allocation for all of it */
+	size_t bytes;
+	CUdeviceptr d_ctx, d_rings, d_names;
+	struct devrt_map_desc *descs;	/* completed, device bases */
+	uint64_t *tails;	/* per ring: bytes consumed */
+	struct devrt_ring_hdr *hdrs;	/* host copies of the ring headers */
+	uint8_t *rbuf;		/* one ring's host copy */
+	uint64_t drops;		/* printf records lost (device count) */
+	uint8_t *saved;		/* maps as of the context's end, or NULL */
+	bool dead;		/* destroyed: only `saved` is left */
+	bool failed;		/* setup failed: instrument nothing here */
+};
+
+#define AGENT_MAX_KERNELS 1024	/* names table entries per context */
+#define AGENT_NAME_BYTES DEVRT_NAME_BYTES
+
+extern pthread_mutex_t agent_ctx_lock AGENT_HIDDEN;
+
+/* The device state of CTX (current in this thread), made on first use. */
+struct agent_actx *agent_ctx_get(CUcontext ctx, char *err,
+				 size_t errlen) AGENT_HIDDEN;
+/* Write kernel ID's name into every context's table. */
+void agent_ctx_name(int id, const char *name) AGENT_HIDDEN;
+/* The context is going away: save its maps, drain printf. */
+void agent_ctx_retire(CUcontext ctx) AGENT_HIDDEN;
+void agent_ctx_retire_device(CUdevice dev) AGENT_HIDDEN;
+/* Wait for all work in every context (at exit only). */
+void agent_ctx_sync_all(void) AGENT_HIDDEN;
+/* Set every context's stop flag. */
+void agent_ctx_stop_all(void) AGENT_HIDDEN;
+/* Copy every map into the segment as snapshot SEQ; 0 or -errno. */
+int agent_ctx_snapshot(uint64_t seq, bool final) AGENT_HIDDEN;
+/* Drain the printf rings: to the tracer, or stderr standalone. */
+void agent_ctx_drain(void) AGENT_HIDDEN;
+/* Standalone: the maps' totals on stderr. */
+void agent_ctx_print_maps(void) AGENT_HIDDEN;
+
+/* ---- agent_serve.c: the background thread ---- */
+
+void agent_serve_start(void) AGENT_HIDDEN;
+void agent_serve_stop(void) AGENT_HIDDEN;
+
+/* ---- agent_launch.c ---- */
+
+enum agent_lform { AGENT_L_KERNEL, AGENT_L_EX, AGENT_L_COOP };
+
+struct agent_launch {
+	enum agent_lform form;
+	bool ptsz;
+	CUfunction f;
+	unsigned gx, gy, gz, bx, by, bz, shmem;
+	CUstream stream;
+	const CUlaunchConfig *config;
+	void **params;
+	void **extra;
+};
+
+CUresult agent_launch(const struct agent_launch *l) AGENT_HIDDEN;
+#endif /* AGENT_NO_CUDA */
+
+#endif

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's thread: answers the tracer (snapshot, detach), drains the
+ * printf rings every 20 ms, and notices the tracer going away.  It blocks
+ * every signal so the program's signal handling is untouched.
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/agent/agent_priv.h"
+
+#define DRAIN_MS 20
+
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t thread;
+static int started, stopping;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void on_message(void)
+{
+	union {
+		struct agent_msg m;
+		uint8_t b[4096];
+	} u;
+	ssize_t n = recv(agent.sock, &u, sizeof(u), MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n < (ssize_t)sizeof(u.m)) {
+		/* closed or broken: the tracer is gone */
+		agent_detach("the tracer closed the connection");
+		agent_ctx_stop_all();
+		agent_sock_close();
+		return;
+	}
+	switch (u.m.type) {
+	case AGENT_MSG_SNAPSHOT:
+		if (agent_ctx_snapshot(u.m.seq, false) == 0)
+			agent.snap_seq = u.m.seq;
+		agent_send(AGENT_MSG_SNAPSHOT_DONE, u.m.seq, NULL, 0);
+		break;
+	case AGENT_MSG_DETACH:
+		agent_detach("the tracer detached");
+		agent_ctx_stop_all();
+		break;
+	default:
+		agent_debug("unknown message %u from the tracer", u.m.type);
+	}
+}
+
+static void *serve(void *arg)
+{
+	uint64_t last = now_ms();
+
+	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
+		uint64_t t;
+
+		if (poll(&p, agent.sock >= 0 ? 1 : 0, DRAIN_MS) > 0)
+			on_message();
+		t = now_ms();
+		if (t - last >= DRAIN_MS) {
+			agent_ctx_drain();
+			last = t;
+		}
+	}
+	return NULL;
+}
+
+void agent_serve_start(void)
+{
+	sigset_t all, old;
+
+	if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&serve_lock);
+	if (!started && !stopping) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&thread, NULL, serve, NULL) == 0)
+			__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+		else
+			agent_report("cannot start the agent's thread: no "
+				     "snapshots or printf");
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_mutex_unlock(&serve_lock);
+}
+
+void agent_serve_stop(void)
+{
+	pthread_mutex_lock(&serve_lock);
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&serve_lock);
+	if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) &&
+	    !pthread_equal(thread, pthread_self())) {
+		pthread_join(thread, NULL);
+		started = 0;
+	}
+	/* answer what the tracer asked before the program ended */
+	for (;;) {
+		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
+
+		if (agent.sock < 0 || poll(&p, 1, 0) <= 0)
+			break;
+		on_message();
+	}
+}
+#endif /* GT_AGENT_SO */

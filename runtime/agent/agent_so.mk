@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: MIT
+# The in-process agent, $(BUILD)/libgputrace-agent.so, that `gputrace -c`
+# preloads into CUDA programs (docs/agent.md).  Included by the top
+# Makefile.  Its sources are compiled a second time, position independent,
+# under $(BUILD)/pic with GT_AGENT_SO defined (without it the agent_*.c
+# files compile to nothing, so the tracer never exports our dlsym/cu*
+# wrappers).  zstd and lz4 are linked statically (their Debian archives
+# are PIC) and hidden, so the target's own copies are not interposed;
+# libelf is not needed: the agent reads images from memory.  Needs
+# cuda.h (types only; the driver is opened at run time).
+
+CUDA_HOME ?= /usr/local/cuda
+AGENT_CUDA_INC ?= $(CUDA_HOME)/include
+AGENT_SO := $(BUILD)/libgputrace-agent.so
+AGENT_SRCS := $(wildcard runtime/agent/agent_*.c) runtime/agent/fatbin.c \
+	runtime/agent/ptx_read.c runtime/agent/ptx_splice.c \
+	runtime/agent/devrt_host.c
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/pic/%.o)
+# fixed flags: an ASan build of the agent could not be preloaded into
+# programs built without it
+AGENT_OPT ?= -O2 -g
+AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-Wno-sign-compare -MMD -MP -I. -I$(AGENT_CUDA_INC) -fPIC \
+	-fvisibility=hidden -DGT_AGENT_SO
+AGENT_LIBS := -Wl,-Bstatic -lzstd -llz4 -Wl,-Bdynamic -ldl -lpthread
+
+ifneq ($(wildcard $(AGENT_CUDA_INC)/cuda.h),)
+EXTRA_ALL += $(AGENT_SO)
+else
+$(info agent_so.mk: no $(AGENT_CUDA_INC)/cuda.h, libgputrace-agent.so not built)
+endif
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_OPT) $(AGENT_CFLAGS) -c -o $@ $<
+
+$(AGENT_SO): $(AGENT_OBJS)
+	$(CC) $(AGENT_OPT) -shared -o $@ $(AGENT_OBJS) \
+		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,now $(AGENT_LIBS)
+
+agent: $(AGENT_SO)
+
+.PHONY: agent

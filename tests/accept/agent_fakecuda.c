@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A fake libcuda.so.1 for testing the agent on a machine without a GPU
+ * (tests/accept/agent_hooks.sh).  It implements just what the agent and
+ * tests/accept/agent_hookprog.c call, with host memory as "device"
+ * memory.  "JIT" returns the PTX as the cubin; a launch of a function
+ * from such a module plays the part of a `gpu:warp { @n = count(); }`
+ * probe: it adds the launch's warps to device map 0 through the launch
+ * parameter, which checks the parameter and the map layout end to end.
+ * Every launch prints one line on stdout saying what ran.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/agent/agent_proto.h"
+
+typedef int CUresult;
+#define OK 0
+#define BAD 1		/* CUDA_ERROR_INVALID_VALUE */
+#define PER_THREAD 2	/* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+
+struct fmod {
+	int instrumented;
+};
+
+struct ffunc {
+	char name[256];
+	int instrumented;
+};
+
+static const char cubin_magic[] = "FAKECUBIN\n";
+
+CUresult cuDriverGetVersion(int *v)
+{
+	*v = 13000;
+	return OK;
+}
+
+CUresult cuGetErrorName(int e, const char **s)
+{
+	*s = "FAKE_ERROR";
+	return OK;
+}
+
+CUresult cuCtxGetCurrent(void **c)
+{
+	*c = (void *)0x1000;
+	return OK;
+}
+
+CUresult cuCtxSetCurrent(void *c)
+{
+	return OK;
+}
+
+CUresult cuCtxPushCurrent_v2(void *c)
+{
+	return OK;
+}
+
+CUresult cuCtxPopCurrent_v2(void **c)
+{
+	if (c)
+		*c = (void *)0x1000;
+	return OK;
+}
+
+CUresult cuCtxGetDevice(int *d)
+{
+	*d = 0;
+	return OK;
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	return OK;
+}
+
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+	switch (attr) {
+	case 75:	/* COMPUTE_CAPABILITY_MAJOR */
+		*v = 9;
+		break;
+	case 76:	/* MINOR */
+		*v = 0;
+		break;
+	case 16:	/* MULTIPROCESSOR_COUNT */
+		*v = 4;
+		break;
+	default:
+		*v = 0;
+	}
+	return OK;
+}
+
+CUresult cuStreamCreate(void **s, unsigned flags)
+{
+	*s = (void *)0x2000;
+	return OK;
+}
+
+CUresult cuStreamSynchronize(void *s)
+{
+	return OK;
+}
+
+CUresult cuMemAlloc_v2(uint64_t *p, size_t n)
+{
+	void *m = calloc(1, n);
+
+	*p = (uint64_t)(uintptr_t)m;
+	return m ? OK : 2;
+}
+
+CUresult cuMemFree_v2(uint64_t p)
+{
+	free((void *)(uintptr_t)p);
+	return OK;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st)
+{
+	memcpy((void *)(uintptr_t)d, s, n);
+	return OK;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st)
+{
+	memcpy(d, (const void *)(uintptr_t)s, n);
+	return OK;
+}
+
+struct flink {
+	char *ptx;
+	char *cubin;
+};
+
+CUresult cuLinkCreate_v2(unsigned n, int *o, void **v, void **state)
+{
+	*state = calloc(1, sizeof(struct flink));
+	fprintf(stderr, "fake: JIT\n");
+	return *state ? OK : 2;
+}
+
+CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size,
+			  const char *name, unsigned n, int *o, void **v)
+{
+	struct flink *l = state;
+	const char *out = getenv("FAKECUDA_PTX_OUT");
+
+	l->ptx = strndup(data, size);
+	if (out) {
+		FILE *f = fopen(out, "w");
+
+		if (f) {
+			fputs(l->ptx, f);
+			fclose(f);
+		}
+	}
+	return l->ptx ? OK : 2;
+}
+
+CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
+{
+	struct flink *l = state;
+
+	if (!l->ptx || !(l->cubin = malloc(sizeof(cubin_magic) +
+					   strlen(l->ptx))))
+		return BAD;
+	strcpy(l->cubin, cubin_magic);
+	strcat(l->cubin, l->ptx);
+	*cubin = l->cubin;
+	*size = strlen(l->cubin) + 1;
+	return OK;
+}
+
+CUresult cuLinkDestroy(void *state)
+{
+	struct flink *l = state;
+
+	free(l->ptx);
+	free(l->cubin);
+	free(l);
+	return OK;
+}
+
+CUresult cuModuleLoadData(void **m, const void *image)
+{
+	struct fmod *fm = calloc(1, sizeof(*fm));
+
+	if (!fm)
+		return 2;
+	fm->instrumented = !memcmp(image, cubin_magic, sizeof(cubin_magic) - 1);
+	*m = fm;
+	return OK;
+}
+
+CUresult cuModuleUnload(void *m)
+{
+	free(m);
+	return OK;
+}
+
+CUresult cuModuleGetFunction(void **f, void *m, const char *name)
+{
+	struct ffunc *ff = calloc(1, sizeof(*ff));
+
+	if (!ff)
+		return 2;
+	snprintf(ff->name, sizeof(ff->name), "%s", name);
+	ff->instrumented = ((struct fmod *)m)->instrumented;
+	*f = ff;
+	return OK;
+}
+
+CUresult cuFuncGetName(const char **name, void *f)
+{
+	*name = ((struct ffunc *)f)->name;
+	return OK;
+}
+
+/* What a warp probe counting into map 0 would do. */
+static void run_probe(const struct agent_launch_param *p, uint64_t warps)
+{
+	const struct devrt_ctx *c = (const void *)(uintptr_t)p->ctx;
+	const struct devrt_map_desc *d;
+	uint64_t *slot;
+
+	if (!c || c->magic != DEVRT_MAGIC || c->nmaps < 1) {
+		printf("bad launch context\n");
+		return;
+	}
+	d = (const void *)((const char *)c + DEVRT_CTX_SIZE);
+	slot = (uint64_t *)(uintptr_t)(d->base + DEVRT_LINE);
+	slot[1] = 1;		/* live */
+	slot[2] += warps;	/* the count */
+}
+
+static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
+		       unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		       void **params, void **extra)
+{
+	const struct ffunc *ff = f;
+	const struct agent_launch_param *p = NULL;
+	uint64_t warps = (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32);
+
+	if (!ff->instrumented) {
+		printf("%s %s: original\n", how, ff->name);
+		return OK;
+	}
+	/* the test kernels have 4 parameters: 3 pointers and an int */
+	if (params)
+		p = params[4];
+	else if (extra && extra[0] == (void *)1 && extra[2] == (void *)2 &&
+		 *(size_t *)extra[3] == 32 + sizeof(*p))
+		p = (const void *)((const char *)extra[1] + 32);
+	if (!p) {
+		printf("%s %s: instrumented, no launch parameter\n", how,
+		       ff->name);
+		return BAD;
+	}
+	printf("%s %s: instrumented, launch %llu kernel %llu%s\n", how,
+	       ff->name, (unsigned long long)p->launch,
+	       (unsigned long long)p->kernel, extra ? " (extra)" : "");
+	run_probe(p, warps);
+	return OK;
+}
+
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
+			unsigned bx, unsigned by, unsigned bz, unsigned sh,
+			void *s, void **params, void **extra)
+{
+	return launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, params,
+		      extra);
+}
+
+CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz,
+			     unsigned bx, unsigned by, unsigned bz,
+			     unsigned sh, void *s, void **params, void **extra)
+{
+	return launch("cuLaunchKernel_ptsz", f, gx, gy, gz, bx, by, bz,
+		      params, extra);
+}
+
+static const struct {
+	const char *name;
+	void *fn, *ptsz;
+} procs[] = {
+	{ "cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz },
+	{ "cuModuleLoadData", (void *)cuModuleLoadData, NULL },
+	{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL },
+	{ "cuModuleUnload", (void *)cuModuleUnload, NULL },
+	{ "cuDriverGetVersion", (void *)cuDriverGetVersion, NULL },
+};
+
+CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver,
+			     uint64_t flags, int *status)
+{
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++) {
+		if (strcmp(procs[i].name, sym))
+			continue;
+		*pfn = (flags & PER_THREAD) && procs[i].ptsz ? procs[i].ptsz :
+		       procs[i].fn;
+		if (status)
+			*status = 0;
+		return OK;
+	}
+	*pfn = NULL;
+	if (status)
+		*status = 1;
+	return 500;	/* CUDA_ERROR_NOT_FOUND */
+}
+
+CUresult cuGetProcAddress(const char *sym, void **pfn, int ver,
+			  uint64_t flags)
+{
+	return cuGetProcAddress_v2(sym, pfn, ver, flags, NULL);
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The target of tests/accept/agent_hooks.sh: drives a (fake) libcuda the
+ * way the CUDA runtime does (dlopen, dlsym of cuGetProcAddress_v2, every
+ * other entry point through it) and the way -lcuda programs do (direct
+ * calls), so the test can check that the agent sees both.
+ *
+ *	agent_hookprog FATBIN KERNEL [OTHER_KERNEL]
+ *
+ * Loads FATBIN with cuModuleLoadData, launches KERNEL (4 parameters) 4
+ * times through cuGetProcAddress pointers (kernelParams, extra, ptsz) and
+ * once directly, then OTHER_KERNEL once.  Grid 4 x 64 threads: 8 warps.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef CUresult (*gpa_fn)(const char *, void **, int, uint64_t, int *);
+typedef CUresult (*load_fn)(void **, const void *);
+typedef CUresult (*getfn_fn)(void **, void *, const char *);
+typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned,
+			      unsigned, unsigned, unsigned, unsigned, void *,
+			      void **, void **);
+
+/* the direct, -lcuda way */
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
+			unsigned, unsigned, unsigned, void *, void **,
+			void **);
+
+static void *read_all(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n)) &&
+	    fread(p, 1, (size_t)n, f) != (size_t)n) {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	void *h, *img, *mod = NULL, *f = NULL, *g = NULL;
+	gpa_fn gpa;
+	load_fn load;
+	getfn_fn getfn;
+	launch_fn launch, launch_ptsz;
+	float a[4] = { 0 };
+	uint64_t pa = (uintptr_t)a;
+	int n = 256;
+	void *params[] = { &pa, &pa, &pa, &n };
+	unsigned char buf[32];
+	size_t size = 28;
+	void *extra[] = { (void *)1, buf, (void *)2, &size, (void *)0 };
+
+	if (argc < 3 || !(img = read_all(argv[1]))) {
+		fprintf(stderr, "usage: agent_hookprog FATBIN KERNEL [OTHER]\n");
+		return 2;
+	}
+	/* RTLD_NEXT must still be relative to the caller, not the agent */
+	printf("RTLD_NEXT %s\n", dlsym(RTLD_NEXT, "dlsym") ==
+	       dlsym(RTLD_DEFAULT, "dlsym") ? "ok" : "broken");
+	h = dlopen("libcuda.so.1", RTLD_NOW);
+	gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+	if (!gpa || gpa("cuModuleLoadData", (void **)&load, 12000, 0, NULL) ||
+	    gpa("cuModuleGetFunction", (void **)&getfn, 12000, 0, NULL) ||
+	    gpa("cuLaunchKernel", (void **)&launch, 12000, 0, NULL) ||
+	    gpa("cuLaunchKernel", (void **)&launch_ptsz, 12000, 2, NULL)) {
+		fprintf(stderr, "no driver entry points: %s\n", dlerror());
+		return 1;
+	}
+	if (load(&mod, img) || getfn(&f, mod, argv[2])) {
+		fprintf(stderr, "cannot load %s\n", argv[2]);
+		return 1;
+	}
+	memcpy(buf, &pa, 8);
+	memcpy(buf + 8, &pa, 8);
+	memcpy(buf + 16, &pa, 8);
+	memcpy(buf + 24, &n, 4);
+	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, NULL, extra);
+	launch_ptsz(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	if (argc > 3 && getfn(&g, mod, argv[3]) == 0)
+		launch(g, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	free(img);
+	return 0;
+}

@@ -1,0 +1,140 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The agent (build/libgputrace-agent.so) without a GPU: a fake libcuda.so.1
+# (agent_fakecuda.c) and a program that drives it like the CUDA runtime
+# (dlsym + cuGetProcAddress) and like -lcuda programs (agent_hookprog.c).
+# Checks the exports, that preloading into other programs is harmless,
+# that every launch form reaches the agent, the real PTX pipeline (fatbin
+# from nvcc, splice, ptxas on the result), the disk cache, the skips
+# (module-scope variables, SASS only), the map total through the launch
+# parameter, and the tracer protocol (agent_tracer.c).
+# Exit 0 pass, 1 fail (saying why), 77 skip.
+
+GT=${GPUTRACE:-build/gputrace}
+AGENT=${GPUTRACE_AGENT:-$(dirname "$GT")/libgputrace-agent.so}
+[ -f "$AGENT" ] || AGENT=build/libgputrace-agent.so
+[ -f "$AGENT" ] || { echo "no $AGENT (built without cuda.h?)"; exit 77; }
+case $AGENT in /*) ;; *) AGENT=$(pwd)/$AGENT ;; esac
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+[ -x "$NVCC" ] || { echo "no nvcc: cannot build the test fatbins"; exit 77; }
+CC=${CC:-cc}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/gt-agent.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# ---- build the pieces
+W="-std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -I."
+DEVRT=build/runtime/agent/devrt_ptx.c
+if [ ! -f "$DEVRT" ]; then
+	DEVRT=$T/devrt_ptx.c
+	sh runtime/agent/devrt_embed.sh "$NVCC" runtime/agent/devrt.cu "$DEVRT" ||
+		fail "devrt_embed.sh"
+fi
+$CC $W -shared -fPIC -Wl,-soname,libcuda.so.1 tests/accept/agent_fakecuda.c \
+	-o "$T/libcuda.so.1" || fail "building the fake libcuda"
+$CC $W tests/accept/agent_hookprog.c "$T/libcuda.so.1" -ldl \
+	-Wl,-rpath,"$T" -o "$T/prog" || fail "building agent_hookprog"
+$CC $W tests/gpu/agent_cfg.c compiler/ptx_lower.c compiler/ptx_lower_an.c \
+	compiler/ptx_lower_insn.c compiler/dev_helpers.c \
+	runtime/agent/agent_config.c "$DEVRT" -o "$T/cfg" ||
+	fail "building agent_cfg"
+$CC $W tests/accept/agent_tracer.c runtime/agent/devrt_host.c \
+	-o "$T/tracer" || fail "building agent_tracer"
+"$NVCC" -fatbin -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+	tests/gpu/agent_vadd.cu -o "$T/vadd.fatbin" || fail "nvcc vadd"
+"$NVCC" -fatbin -gencode arch=compute_90,code=sm_90 tests/gpu/agent_sass.cu \
+	-o "$T/sass.fatbin" || fail "nvcc sass"
+VADD=_Z4vaddPKfS0_Pfi
+GLOBAL=_Z11uses_globalPfi
+SASS=_Z11sass_kernelPfi
+
+# ---- what the library exports: the hooks and dlsym, nothing else
+want="cuCtxDestroy_v2 cuDevicePrimaryCtxReset_v2 cuGetProcAddress
+cuGetProcAddress_v2 cuKernelGetFunction cuLaunchCooperativeKernel
+cuLaunchCooperativeKernel_ptsz cuLaunchKernel cuLaunchKernelEx
+cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryGetKernel
+cuLibraryLoadData cuLibraryLoadFromFile cuLibraryUnload cuModuleGetFunction
+cuModuleLoad cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary
+cuModuleUnload dlsym"
+got=$(nm -D --defined-only "$AGENT" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" { print $3 }' | sort | tr '\n' ' ')
+[ "$got" = "$(echo $want | tr ' ' '\n' | sort | tr '\n' ' ')" ] ||
+	fail "exports differ: $got"
+readelf -d "$AGENT" | grep NEEDED | grep -vE 'libc\.so|ld-linux' &&
+	fail "depends on more than libc"
+
+# ---- harmless in programs that are not CUDA programs
+"$T/cfg" "$T/quiet.cfg" -g vadd -c "$T/cache" || fail "agent_cfg"
+for cfg in "" "$T/quiet.cfg"; do
+	out=$(GPUTRACE_AGENT_CONFIG=$cfg LD_PRELOAD=$AGENT sh -c 'ls / >/dev/null && echo ok' 2>&1)
+	[ "$out" = ok ] || fail "preloaded into sh (config '$cfg'): $out"
+done
+
+# ---- without the agent everything is original
+"$T/prog" "$T/vadd.fatbin" $VADD >"$T/out0" 2>&1 || fail "prog alone"
+[ "$(grep -c ': original$' "$T/out0")" = 5 ] || { cat "$T/out0"; fail "baseline"; }
+
+run() {	# run CONFIG FATBIN KERNEL...: stdout in out, stderr in err
+	cfg=$1
+	shift
+	GPUTRACE_AGENT_CONFIG=$cfg FAKECUDA_PTX_OUT=$T/spliced.ptx \
+		LD_PRELOAD=$AGENT "$T/prog" "$@" >"$T/out" 2>"$T/err" ||
+		{ cat "$T/out" "$T/err"; fail "prog under the agent: $*"; }
+}
+
+# ---- every launch form through the agent, real splice, map total
+"$T/cfg" "$T/v.cfg" -g vadd -c "$T/cache" -v || fail "agent_cfg -v"
+run "$T/v.cfg" "$T/vadd.fatbin" $VADD $GLOBAL
+grep -q '^RTLD_NEXT ok$' "$T/out" || fail "dlsym(RTLD_NEXT) is not relative to its caller"
+grep -q 'dlsym(cuGetProcAddress_v2): hooked' "$T/err" || fail "dlsym not hooked"
+for want in "cuLaunchKernel $VADD: instrumented, launch 1 kernel 0" \
+	    "cuLaunchKernel $VADD: instrumented, launch 2 kernel 0" \
+	    "cuLaunchKernel $VADD: instrumented, launch 3 kernel 0 (extra)" \
+	    "cuLaunchKernel_ptsz $VADD: instrumented, launch 4 kernel 0" \
+	    "cuLaunchKernel $VADD: instrumented, launch 5 kernel 0" \
+	    "cuLaunchKernel $GLOBAL: original"; do
+	grep -qxF "$want" "$T/out" || { cat "$T/out" "$T/err"; fail "missing: $want"; }
+done
+grep -q "instrumented $VADD \[gpu 0\]: jit" "$T/err" || fail "no jit report"
+grep -q '^fake: JIT$' "$T/err" || fail "no JIT"
+# 5 launches x 4 blocks x 2 warps
+grep -qxF 'gputrace-agent: map 0 [gpu 0]: 40' "$T/err" || { cat "$T/err"; fail "map total"; }
+grep -q '\.param \.align 8 \.b8 __gt_ctx\[32\]' "$T/spliced.ptx" || fail "no __gt_ctx in the spliced PTX"
+grep -q 'call __gt_probe_0' "$T/spliced.ptx" || fail "no probe call spliced"
+grep -q "\.entry $GLOBAL" "$T/spliced.ptx" && fail "unmatched kernel kept"
+"${NVCC%/nvcc}/ptxas" -arch=sm_90 "$T/spliced.ptx" -o "$T/sp.cubin" ||
+	fail "ptxas rejects the spliced PTX"
+
+# ---- the disk cache: no JIT the second time
+run "$T/quiet.cfg" "$T/vadd.fatbin" $VADD
+grep -q "instrumented $VADD \[gpu 0\]: cached" "$T/err" || { cat "$T/err"; fail "no cache hit"; }
+grep -q '^fake: JIT$' "$T/err" && fail "JIT despite the cache"
+
+# ---- kernels that must run unchanged, reported once
+"$T/cfg" "$T/all.cfg" -g '*' || fail "agent_cfg -g '*'"
+run "$T/all.cfg" "$T/vadd.fatbin" $GLOBAL
+[ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "module-scope kernel changed"
+[ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
+	{ cat "$T/err"; fail "module-scope report"; }
+run "$T/all.cfg" "$T/sass.fatbin" $SASS
+[ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "SASS-only kernel changed"
+[ "$(grep -c "skipped $SASS: SASS only" "$T/err")" = 1 ] ||
+	{ cat "$T/err"; fail "SASS-only report"; }
+"$T/cfg" "$T/none.cfg" -g nomatch || fail "agent_cfg -g nomatch"
+run "$T/none.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "unmatched kernel changed"
+[ -s "$T/err" ] && { cat "$T/err"; fail "unmatched run reported something"; }
+
+# ---- a configuration that cannot be read: pass through, say so once
+run "$T/missing.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "bad config changed launches"
+grep -q 'cannot read the configuration' "$T/err" || fail "bad config not reported"
+
+# ---- the tracer protocol: hello, reports, snapshot, bye, segment
+"$T/tracer" "$T/sock" "$AGENT" "$T/quiet.cfg" "$T/prog" "$T/vadd.fatbin" \
+	$VADD >"$T/tr" 2>&1 || { cat "$T/tr"; fail "agent_tracer"; }
+for want in "hello" "report: instrumented $VADD [gpu 0]: cached" \
+	    "snapshot 1 done" "bye" "segment: map 0 gpu 0: 40"; do
+	grep -qF "$want" "$T/tr" || { cat "$T/tr"; fail "protocol: no '$want'"; }
+done
+exit 0
