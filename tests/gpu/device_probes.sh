@@ -68,14 +68,14 @@ fi
 "$P" imbalanced 1056 >"$T/imb_native.out"
 iblocks=$(sed -n 's/^expect blocks \([0-9]*\) warps \([0-9]*\).*/\1/p' "$T/imb_native.out")
 run imb 'gpu:warp:imbalanced:exit { @d = hist(duration); @sm = smload(duration); @s = sum(duration); }' "$P imbalanced 1056"
-smtotal=$(sed -n 's/^SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb.out" | head -1)
+smtotal=$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb.out" | head -1)
 expect_eq "smload(duration) total = sum(duration)" "$smtotal" "$(val "$T/imb.out" @s)"
 rows=$(sed -n '/^@d: $/,/^$/p' "$T/imb.out" | grep -c '|@')
 [ "$rows" -ge 2 ] && ok "duration histogram has $rows populated buckets" ||
 	bad "duration histogram" "$rows populated buckets"
 run imb1 'gpu:kernel:imbalanced /threadIdx.x == 0/ { @n = smload(1); }' "$P imbalanced 1056"
 expect_eq "smload(1) per block sums to blocks" \
-	"$(sed -n 's/^SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb1.out" | head -1)" "$iblocks"
+	"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb1.out" | head -1)" "$iblocks"
 
 # kernel as a key, kernel arguments, device printf
 run multi 'gpu:kernel:* /threadIdx.x == 0 && blockIdx.x == 0/ { @k[kernel] = count(); }' "$P multi"
@@ -98,4 +98,11 @@ fi
 for f in "$T"/*.rc; do
 	[ "$(cat "$f")" = 0 ] || bad "exit status $(basename "$f" .rc)" "$(cat "$f"): $(head -3 "${f%.rc}.err")"
 done
+# everything the tracer printed, for a look afterwards (device tool: $OUT)
+if [ -n "$GT_DETAIL" ]; then
+	for f in "$T"/*.out "$T"/*.err; do
+		echo "== $(basename "$f")"
+		head -c 4000 "$f"
+	done >"$GT_DETAIL"
+fi
 [ $nfail -eq 0 ]
