@@ -86,7 +86,7 @@ static void prologue(struct pl_ctx *c)
 		  "\t.reg .b32 %%u<4>;\n"
 		  "\t.reg .b64 %%r<10>;\n"
 		  "\t.reg .b64 %%t<2>;\n"
-		  "\t.reg .b64 %%fp, %%pctx, %%pg, %%pt0, %%plan;\n"
+		  "\t.reg .b64 %%fp, %%pctx, %%pg, %%pt0, %%pte, %%plan;\n"
 		  "\t.reg .b64 %%pw<4>;\n");
 	if (c->nargs)
 		pl_printf(b, "\t.reg .b64 %%pa<%d>;\n", c->nargs);
@@ -111,11 +111,13 @@ static void prologue(struct pl_ctx *c)
 		  "\tsetp.eq.u64 %%p0, %%pctx, 0;\n"
 		  "\t@%%p0 bra $Lret;\n"
 		  "\tcvta.to.global.u64 %%pg, %%pctx;\n"
-		  "\tld.volatile.global.u32 %%u0, [%%pg+%d];\n"
+		  "\tld.global.u32 %%u0, [%%pg+%d];\n"
 		  "\tsetp.ne.u32 %%p0, %%u0, 0;\n"
 		  "\t@%%p0 bra $Lret;\n", DEVRT_CTX_STOP);
 	if (c->uses_t0)
-		pl_printf(b, "\tld.param.u64 %%pt0, [__gt_pt0];\n");
+		/* one exit time per call: every `duration` in it agrees */
+		pl_printf(b, "\tld.param.u64 %%pt0, [__gt_pt0];\n"
+			  "\tmov.u64 %%pte, %%globaltimer;\n");
 	for (int w = 1; w < 4; w++)
 		if (c->words & (1u << w))
 			pl_printf(b, "\tld.param.u64 %%pw%d, [__gt_pw%d];\n", w, w);

@@ -342,8 +342,7 @@ static int call(struct pl_ctx *c, size_t i)
 		pl_printf(b, "\tmov.u64 %%r0, %%clock64;\n");
 		return 0;
 	case GT_DH_DURATION:
-		pl_printf(b, "\tmov.u64 %%t0, %%globaltimer;\n"
-			  "\tsub.s64 %%r0, %%t0, %%pt0;\n");
+		pl_printf(b, "\tsub.s64 %%r0, %%pte, %%pt0;\n");
 		return 0;
 	case GT_DH_ARG:
 		pl_printf(b, "\tmov.b64 %%r0, %%pa%" PRId64 ";\n",

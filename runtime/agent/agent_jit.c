@@ -84,17 +84,19 @@ static void write_cubin(const char *path, const void *p, size_t len)
 		unlink(tmp);
 }
 
-static int jit_link(const char *ptx, void **cubin, size_t *len,
-		    CUlinkState *st, char *err, size_t errlen)
+static int jit_link(const char *ptx, unsigned maxreg, void **cubin,
+		    size_t *len, CUlinkState *st, char *err, size_t errlen)
 {
 	static __thread char log[8192];
 	CUjit_option o[] = { CU_JIT_ERROR_LOG_BUFFER,
-			     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
-	void *v[] = { log, (void *)(uintptr_t)sizeof(log) };
+			     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+			     CU_JIT_MAX_REGISTERS };
+	void *v[] = { log, (void *)(uintptr_t)sizeof(log),
+		      (void *)(uintptr_t)maxreg };
 	CUresult r;
 
 	log[0] = '\0';
-	r = agent_drv.link_create(2, o, v, st);
+	r = agent_drv.link_create(maxreg ? 3 : 2, o, v, st);
 	if (r != CUDA_SUCCESS) {
 		snprintf(err, errlen, "cuLinkCreate: %s", agent_cu_str(r));
 		return -EIO;
@@ -117,7 +119,8 @@ static int jit_link(const char *ptx, void **cubin, size_t *len,
 	return 0;
 }
 
-int agent_jit(const char *ptx, unsigned sm, CUmodule *mod, bool *hit,
+int agent_jit(const char *ptx, unsigned sm, unsigned maxreg, CUmodule *mod,
+	      bool *hit,
 	      char *err, size_t errlen)
 {
 	char meta[64], hex[33], path[4096];
@@ -129,7 +132,7 @@ int agent_jit(const char *ptx, unsigned sm, CUmodule *mod, bool *hit,
 
 	if (agent_drv.driver_get_version)
 		agent_drv.driver_get_version(&drv);
-	snprintf(meta, sizeof(meta), "sm_%u driver %d", sm, drv);
+	snprintf(meta, sizeof(meta), "sm_%u driver %d maxreg %u", sm, drv, maxreg);
 	agent_hash_hex(ptx, strlen(ptx), meta, strlen(meta), hex);
 	cached = cache_path(hex, sm, path, sizeof(path)) == 0;
 	*hit = false;
@@ -142,7 +145,7 @@ int agent_jit(const char *ptx, unsigned sm, CUmodule *mod, bool *hit,
 		}
 		unlink(path);	/* stale or damaged: compile again */
 	}
-	if (jit_link(ptx, &cubin, &len, &st, err, errlen) < 0) {
+	if (jit_link(ptx, maxreg, &cubin, &len, &st, err, errlen) < 0) {
 		if (st)
 			agent_drv.link_destroy(st);
 		return -EIO;

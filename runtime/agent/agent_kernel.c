@@ -371,6 +371,27 @@ static char *clause_text(const struct agent_kernel *k, bool exit)
 	return s;
 }
 
+/*
+ * The register cap for K's instrumented copy: what the original uses, but
+ * at least 32 (a thread may use 32 without costing occupancy), so that
+ * the probes spill on their own rare path instead of making every block
+ * of the kernel take more registers.  0: no cap (unknown).
+ */
+static unsigned reg_cap(const struct agent_kernel *k, CUdevice dev)
+{
+	int n = 0;
+
+	if (k->is_kernel && agent_drv.kernel_get_attribute)
+		agent_drv.kernel_get_attribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS,
+					       (CUkernel)k->handle, dev);
+	else if (!k->is_kernel && agent_drv.func_get_attribute)
+		agent_drv.func_get_attribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS,
+					     (CUfunction)k->handle);
+	if (n <= 0)
+		return 0;
+	return n < 32 ? 32 : (unsigned)n;
+}
+
 struct ilocal {
 	char *ptx, *out, *entry, *exit;
 	struct ptx_module *m;
@@ -442,7 +463,8 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		goto out;
 	}
 	t0 = now_ms();
-	if (agent_jit(l.out, sm, &in->mod, &hit, err, sizeof(err)) < 0) {
+	if (agent_jit(l.out, sm, reg_cap(k, dev), &in->mod, &hit, err,
+		      sizeof(err)) < 0) {
 		snprintf(why, whylen, "JIT failed: %s", err);
 		goto out;
 	}

@@ -163,6 +163,9 @@ struct agent_drv {
 	CUresult (*func_get_name)(const char **, CUfunction);
 	CUresult (*kernel_get_name)(const char **, CUkernel);
 	CUresult (*func_get_module)(CUmodule *, CUfunction);
+	CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*kernel_get_attribute)(int *, CUfunction_attribute, CUkernel,
+					 CUdevice);
 	CUresult (*stream_create)(CUstream *, unsigned);
 	CUresult (*stream_sync)(CUstream);
 	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
@@ -289,7 +292,8 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k,
  * from the disk cache or JIT-compiled (then cached).  0 and *MOD, *HIT;
  * else -errno with the reason in ERR.
  */
-int agent_jit(const char *ptx, unsigned sm, CUmodule *mod, bool *hit,
+int agent_jit(const char *ptx, unsigned sm, unsigned maxreg, CUmodule *mod,
+	      bool *hit,
 	      char *err, size_t errlen) AGENT_HIDDEN;
 
 /* ---- agent_ctx.c: device state per CUcontext ---- */
