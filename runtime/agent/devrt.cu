@@ -189,10 +189,17 @@ IN u64 *find_slot(const struct devrt_map_desc *d, u64 key, bool insert)
 	return s;
 }
 
+/*
+ * Mark a slot live.  A cached (L1) read, not a volatile one: every warp
+ * leader passes here, and an uncached read would put one L2 round trip
+ * on the counter's own line before each atomic.  A stale 0 only costs a
+ * store, which evicts the line from this SM's L1, so each SM stores at
+ * most about once.
+ */
 IN void set_live(u64 *slot)
 {
-	if (!vload(slot + 1))
-		vstore(slot + 1, 1);
+	if (!*(const u64 *)(slot + 1))
+		slot[1] = 1;
 }
 
 IN u32 hist_index(s64 n)
