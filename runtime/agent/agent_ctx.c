@@ -15,6 +15,7 @@
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
 #include <errno.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -62,6 +63,68 @@ static int complete_maps(struct agent_actx *a, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* A kernel that stores %globaltimer: the clock probes see as gtime. */
+static const char clock_ptx[] =
+	".version 6.0\n.target sm_50\n.address_size 64\n"
+	".visible .entry gt_clock(.param .u64 out)\n{\n"
+	"\t.reg .b64 %r<3>;\n"
+	"\tld.param.u64 %r1, [out];\n"
+	"\tcvta.to.global.u64 %r1, %r1;\n"
+	"\tmov.u64 %r2, %globaltimer;\n"
+	"\tst.global.u64 [%r1], %r2;\n"
+	"\tret;\n}\n";
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/*
+ * How far the GPU's %globaltimer is ahead of the host's CLOCK_REALTIME
+ * (it is kept near it, but may lag by microseconds).  Each read happens
+ * before the host sees the kernel done, so GPU time minus the host time
+ * after the sync is a lower bound of the offset; the best of a few runs
+ * is kept.  Launch times handed to probes get it added, so gtime -
+ * launch_ns is never negative.  On any failure the offset stays 0.
+ */
+static void calibrate(struct agent_actx *a)
+{
+	CUmodule mod = NULL;
+	CUfunction fn;
+	CUdeviceptr out = 0;
+	int64_t best = INT64_MIN;
+
+	if (agent_drv.module_load_data(&mod, clock_ptx) != CUDA_SUCCESS ||
+	    agent_drv.module_get_function(&fn, mod, "gt_clock") != CUDA_SUCCESS ||
+	    agent_drv.mem_alloc(&out, 8) != CUDA_SUCCESS)
+		goto out;
+	for (int i = 0; i < 5; i++) {
+		void *params[] = { &out };
+		uint64_t gpu = 0;
+		int64_t after;
+
+		if (agent_drv.launch(fn, 1, 1, 1, 1, 1, 1, 0, a->stream, params,
+				     NULL) != CUDA_SUCCESS ||
+		    agent_drv.dtoh_async(&gpu, out, 8, a->stream) != CUDA_SUCCESS ||
+		    agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+			goto out;
+		after = realtime_ns();
+		if ((int64_t)gpu - after > best)
+			best = (int64_t)gpu - after;
+	}
+	a->clock_off = best;
+	agent_debug("gpu %d: %%globaltimer - CLOCK_REALTIME >= %lld ns",
+		    a->gpu, (long long)best);
+out:
+	if (out)
+		agent_drv.mem_free(out);
+	if (mod && agent_drv.module_unload)
+		agent_drv.module_unload(mod);
 }
 
 static int setup(struct agent_actx *a, char *err, size_t errlen)
@@ -155,6 +218,7 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	}
 	agent_debug("gpu %d: device state %zu bytes (%u maps, %u rings)",
 		    a->gpu, off, nmaps, nrings);
+	calibrate(a);
 	return 0;
 }
 

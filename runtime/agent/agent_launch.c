@@ -65,8 +65,9 @@ static CUresult launch_inst(const struct agent_launch *l,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p.ctx = (uint64_t)in->actx->d_ctx;
 	p.launch = __atomic_add_fetch(&launch_seq, 1, __ATOMIC_RELAXED);
+	/* on the GPU's clock, so gtime - launch_ns is never negative */
 	p.launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-		      (uint64_t)ts.tv_nsec;
+		      (uint64_t)ts.tv_nsec + (uint64_t)in->actx->clock_off;
 	p.kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
 	if (l->extra) {
 		if (l->params)	/* invalid: let the driver say so */

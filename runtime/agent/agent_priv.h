@@ -313,6 +313,7 @@ struct agent_actx {
 	uint8_t *rbuf;		/* one ring's host copy */
 	uint64_t drops;		/* printf records lost (device count) */
 	uint8_t *saved;		/* maps as of the context's end, or NULL */
+	int64_t clock_off;	/* %globaltimer - CLOCK_REALTIME, lower bound */
 	bool dead;		/* destroyed: only `saved` is left */
 	bool failed;		/* setup failed: instrument nothing here */
 };

@@ -335,6 +335,21 @@ IN bool counts_only(u64 op)
 }
 
 /*
+ * The active lanes holding the same V as this one.  Most calls have one
+ * value across the warp (a count, a sum, smload's SM): a shuffle and a
+ * vote say so, cheaper than match.any, which is left for the rest.
+ */
+IN u32 uniform_group(u64 v)
+{
+	u32 act = __activemask();
+	u64 first = __shfl_sync(act, v, __ffs(act) - 1);
+
+	if (__all_sync(act, v == first))
+		return act;
+	return __match_any_sync(act, v);
+}
+
+/*
  * Aggregation on a map without key: lanes adding to the same (map, word)
  * combine, the lowest of them updates the shard.
  */
@@ -347,7 +362,7 @@ RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 	if (w == ~0u)
 		return;
 	lane = rd_laneid();
-	grp = __match_any_sync(__activemask(), (u64)map << 32 | w);
+	grp = uniform_group((u64)map << 32 | w);
 	n = __popc(grp);
 	if (n > 1 && !counts_only(op))
 		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
