@@ -111,7 +111,7 @@ static void prologue(struct pl_ctx *c)
 		  "\tsetp.eq.u64 %%p0, %%pctx, 0;\n"
 		  "\t@%%p0 bra $Lret;\n"
 		  "\tcvta.to.global.u64 %%pg, %%pctx;\n"
-		  "\tld.global.u32 %%u0, [%%pg+%d];\n"
+		  "\tld.global.nc.L1::evict_last.u32 %%u0, [%%pg+%d];\n"
 		  "\tsetp.ne.u32 %%p0, %%u0, 0;\n"
 		  "\t@%%p0 bra $Lret;\n", DEVRT_CTX_STOP);
 	if (c->uses_t0)

@@ -16,8 +16,8 @@
 #include "compiler/dev_helpers.h"
 
 /* The lowest .version the probe functions and the runtime need. */
-#define PL_PTX_MIN_MAJOR 6
-#define PL_PTX_MIN_MINOR 3
+#define PL_PTX_MIN_MAJOR 7	/* 7.4: L1 eviction priorities */
+#define PL_PTX_MIN_MINOR 4
 
 enum pl_mode {
 	PL_THREAD,		/* gpu:kernel: every thread runs the clause */

@@ -57,11 +57,35 @@ IN void vstore(u64 *p, u64 v)
 	*(volatile u64 *)p = v;
 }
 
+/*
+ * Reads of the context and the descriptors, which stay fixed while
+ * kernels run: read-only path, kept in L1 (evict_last).  Every warp of
+ * every instrumented kernel reads the same few lines; a streaming kernel
+ * would otherwise evict them and send each warp to one L2 line.
+ */
+IN u64 cld64(const void *p)
+{
+	u64 v;
+
+	asm("ld.global.nc.L1::evict_last.u64 %0, [%1];"
+	    : "=l"(v) : "l"((u64)__cvta_generic_to_global(p)));
+	return v;
+}
+
+IN u32 cld32(const void *p)
+{
+	u32 v;
+
+	asm("ld.global.nc.L1::evict_last.u32 %0, [%1];"
+	    : "=r"(v) : "l"((u64)__cvta_generic_to_global(p)));
+	return v;
+}
+
 IN const struct devrt_map_desc *desc_of(u64 ctx, u64 map)
 {
 	const struct devrt_ctx *c = (const struct devrt_ctx *)ctx;
 
-	if (!ctx || map >= c->nmaps)
+	if (!ctx || map >= cld32(&c->nmaps))
 		return 0;
 	return (const struct devrt_map_desc *)(ctx + DEVRT_CTX_SIZE +
 					       map * DEVRT_DESC_SIZE);
@@ -317,7 +341,9 @@ IN u32 agg_word(const struct devrt_map_desc *d, u64 op, u64 val)
 {
 	u32 w = 0;
 
-	if (!d || d->kind == DEVRT_K_NONE || d->kind == DEVRT_K_PLAIN)
+	u32 kind = d ? cld32(&d->kind) : DEVRT_K_NONE;
+
+	if (kind == DEVRT_K_NONE || kind == DEVRT_K_PLAIN)
 		return ~0u;
 	if (op == DEVRT_OP_HIST)
 		w = hist_index((s64)val);
@@ -325,7 +351,7 @@ IN u32 agg_word(const struct devrt_map_desc *d, u64 op, u64 val)
 		w = lhist_index((s64)val, d);
 	else if (op == DEVRT_OP_SMLOAD)
 		w = rd_smid();
-	return w < d->nwords ? w : ~0u;
+	return w < cld32(&d->nwords) ? w : ~0u;
 }
 
 IN bool counts_only(u64 op)

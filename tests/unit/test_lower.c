@@ -236,7 +236,7 @@ static void test_call_text(void)
 static void test_assemble(const struct pl_func *f)
 {
 	static const char *const tgt[][2] = {
-		{ "6.3", "sm_75" }, { "7.8", "sm_90" }, { "8.0", "sm_90a" },
+		{ "7.4", "sm_75" }, { "7.8", "sm_90" }, { "8.0", "sm_90a" },
 	};
 	char log[16384], name[64];
 
