@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Device probes through the whole compiler, no GPU needed: for every test
+# kernel (tests/cuda/k_*.cu, each with its own nvcc flags), programs that
+# use every probe form (kernel/warp x entry/exit), every device builtin,
+# every aggregation and printf are compiled, verified, lowered and spliced
+# by `gputrace --dry-run -d ptx`; ptxas must accept every module printed.
+cd "$(dirname "$0")/../.." || exit 1
+GT=${GPUTRACE:-build/gputrace}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+[ -x "$CUDA/bin/nvcc" ] || { echo "no nvcc"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/gt-dry.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+
+progs='gpu:kernel:* { @c = count(); @s = sum(threadIdx.x); @mn = min(blockIdx.x); @mx = max(laneid); @a = avg(warpid); @st = stats(smid); }
+gpu:kernel:*:exit { @d = hist(duration); @l = lhist(threadIdx.x, 0, 256, 16); @sm = smload(1); }
+gpu:warp:* { @w[kernel, lanes] = count(); @t = sum(gtime - launch_ns); @k[blockIdx.x % 4, blockIdx.y, blockIdx.z] = count(); }
+gpu:warp:*:exit /laneid == 0/ { @x[threadIdx.y, threadIdx.z] = max(clock); @g = count(); @p = sum(pid); @n = max(nsmid); @gd = max(gridDim.x + gridDim.y + gridDim.z + blockDim.x + blockDim.y + blockDim.z); @la = max(launch); @gpu = max(gpu); }
+gpu:kernel:* /threadIdx.x == 0 && blockIdx.x < 2/ { printf("block %d arg0 %d kernel %s\n", blockIdx.x, arg0, kernel); @v = arg0; if (@v > 5) { delete(@v); } }'
+
+nfail=0
+for src in tests/cuda/k_*.cu; do
+	b=$(basename "$src" .cu)
+	arch=$(sed -n '1s|^// nvcc: -arch=\(sm_[0-9a]*\).*|\1|p' "$src")
+	arch=${arch:-sm_90}
+	cc=${arch#sm_}
+	# PTX and SASS for the file's own target, in a fatbin like nvcc's default
+	"$CUDA/bin/nvcc" -gencode "arch=compute_$cc,code=[sm_$cc,compute_$cc]" \
+		-c -o "$T/$b.o" "$src" || { echo "FAIL nvcc $b"; nfail=$((nfail + 1)); continue; }
+	printf '%s\n' "$progs" | while IFS= read -r p; do
+		"$GT" --dry-run -d ptx -e "$p" "$T/$b.o" >"$T/out" 2>"$T/err" ||
+			{ echo "FAIL $b: gputrace: $(head -3 "$T/err")"; echo x >>"$T/bad"; continue; }
+		# each module starts at its .version line
+		awk -v d="$T" '/^\.version/ { n++ } n { print > (d "/mod" n ".ptx") }' "$T/out"
+		for m in "$T"/mod*.ptx; do
+			[ -f "$m" ] || { echo "FAIL $b: no module printed for: $p"; echo x >>"$T/bad"; continue; }
+			if ! "$CUDA/bin/ptxas" -arch="$arch" "$m" -o /dev/null 2>"$T/ptxas"; then
+				echo "FAIL $b: ptxas: $(head -2 "$T/ptxas") (program: $p)"
+				echo x >>"$T/bad"
+			fi
+			rm -f "$m"
+		done
+	done
+done
+[ -f "$T/bad" ] && exit 1
+[ $nfail -eq 0 ] || exit 1
+echo "all modules assembled"
+exit 0
