@@ -224,37 +224,6 @@ static void proc_env(int pid, const char *name, char *out, size_t outlen)
 		}
 }
 
-/* A file mapped by PID whose name starts with PREFIX (the driver). */
-static int find_mapped(int pid, const char *prefix, char *out, size_t outlen)
-{
-	char path[64], line[PATH_MAX + 128];
-	int ret = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (ret && fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/'), *base;
-
-		if (!file)
-			continue;
-		file[strcspn(file, "\n")] = 0;
-		base = strrchr(file, '/') + 1;
-		if (strstr(file, " (deleted)") ||
-		    strncmp(base, prefix, strlen(prefix)))
-			continue;
-		if (access(file, R_OK))
-			snprintf(out, outlen, "/proc/%d/root%s", pid, file);
-		else
-			snprintf(out, outlen, "%s", file);
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
 int cuda_find_driver(int pid, char *out, size_t outlen, char *err,
 		     size_t errlen)
 {
@@ -266,7 +235,7 @@ int cuda_find_driver(int pid, char *out, size_t outlen, char *err,
 		char exe[64];
 		ssize_t n;
 
-		if (!find_mapped(pid, "libcuda.so", out, outlen))
+		if (!syms_find_mapped("libcuda", pid, out, outlen))
 			return 0;
 		proc_env(pid, "LD_LIBRARY_PATH", ldpath, sizeof(ldpath));
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);

@@ -327,7 +327,7 @@ static bool lib_matches(const char *base, const char *name)
 }
 
 /* The first file in /proc/PID/maps that is library NAME. */
-static int find_in_maps(const char *name, int pid, char *out, size_t outlen)
+int syms_find_mapped(const char *name, int pid, char *out, size_t outlen)
 {
 	char path[64], line[PATH_MAX + 128];
 	int ret = -ENOENT;
@@ -429,7 +429,7 @@ out:
 
 int syms_find_lib(const char *name, int pid, char *out, size_t outlen)
 {
-	if (pid > 0 && !find_in_maps(name, pid, out, outlen))
+	if (pid > 0 && !syms_find_mapped(name, pid, out, outlen))
 		return 0;
 	return find_in_ldcache(name, out, outlen);
 }

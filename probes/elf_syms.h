@@ -64,6 +64,8 @@ char *syms_demangle(const char *name, bool base);
  * loader's cache.  0, or -ENOENT.
  */
 int syms_find_lib(const char *name, int pid, char *out, size_t outlen);
+/* Library NAME as mapped by PID only (no cache look-up): 0 or -ENOENT. */
+int syms_find_mapped(const char *name, int pid, char *out, size_t outlen);
 
 /*
  * A probe's BIN as an absolute, symlink-free path: BIN itself when it

@@ -141,7 +141,7 @@ static int iv_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 		.sample_period = p->period_ns,
 		.disabled = 1,
 	};
-	int pfd, lfd, e;
+	int pfd, e;
 
 	if (!p->period_ns) {
 		snprintf(err, errlen, "%s: not parsed", p->name);
@@ -155,28 +155,10 @@ static int iv_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 			 p->name, strerror(e));
 		return -e;
 	}
-	p->fds[p->nfds++] = pfd;
-	p->prog_fd = prog_fd;
-
-	lfd = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
-	if (lfd >= 0) {
-		p->fds[p->nfds++] = lfd;
-	} else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
-		/* Kernels before 5.15 have no perf links. */
-		e = errno;
-		snprintf(err, errlen, "%s: attaching to the perf event: %s",
-			 p->name, strerror(e));
+	e = probe_perf_attach(p, pfd, prog_fd, "perf event", err, errlen);
+	if (e)
 		iv_detach(p);
-		return -e;
-	}
-	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
-		e = errno;
-		snprintf(err, errlen, "%s: enabling the perf event: %s",
-			 p->name, strerror(e));
-		iv_detach(p);
-		return -e;
-	}
-	return 0;
+	return e;
 }
 
 const struct provider provider_interval = {

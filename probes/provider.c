@@ -2,7 +2,13 @@
 /*
  * The provider table and the builtins shared by every host provider.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
 
 #include "probes/provider.h"
 
@@ -50,4 +56,30 @@ bool provider_host_builtin(const char *name)
 		if (!strcmp(names[i], name))
 			return true;
 	return false;
+}
+
+int probe_perf_attach(struct probe *p, int pfd, int prog_fd, const char *what,
+		      char *err, size_t errlen)
+{
+	int lfd, e;
+
+	p->fds[p->nfds++] = pfd;
+	p->prog_fd = prog_fd;
+	lfd = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
+	if (lfd >= 0) {
+		p->fds[p->nfds++] = lfd;
+	} else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
+		/* kernels before 5.15 have no perf links */
+		e = errno;
+		snprintf(err, errlen, "%s: attaching to the %s: %s", p->name,
+			 what, strerror(e));
+		return -e;
+	}
+	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		e = errno;
+		snprintf(err, errlen, "%s: enabling the %s: %s", p->name, what,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
 }

@@ -143,6 +143,14 @@ extern const struct provider *const providers[];
  */
 extern const char *provider_target_cmd;
 
+/*
+ * Attach PROG_FD to the perf event PFD (P takes the fd) through a BPF
+ * link, or the older ioctl, and enable it.  WHAT names the event in
+ * errors.  On failure the caller detaches P.
+ */
+int probe_perf_attach(struct probe *p, int pfd, int prog_fd, const char *what,
+		      char *err, size_t errlen);
+
 /* Builtins every host clause may use (pid, tid, comm, nsecs, ...). */
 bool provider_host_builtin(const char *name);
 

@@ -285,7 +285,7 @@ static int up_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
 	int pid = p->target_pid ? p->target_pid : -1;
 	long type, bit = 0;
-	int pfd, lfd, e;
+	int pfd, e;
 
 	if (!p->path) {
 		snprintf(err, errlen, "%s: not parsed", p->name);
@@ -315,27 +315,10 @@ static int up_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 			 strerror(e));
 		return -e;
 	}
-	p->fds[p->nfds++] = pfd;
-	p->prog_fd = prog_fd;
-	lfd = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, NULL);
-	if (lfd >= 0) {
-		p->fds[p->nfds++] = lfd;
-	} else if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
-		/* kernels before 5.15 have no perf links */
-		e = errno;
-		snprintf(err, errlen, "%s: attaching to the uprobe: %s",
-			 p->name, strerror(e));
+	e = probe_perf_attach(p, pfd, prog_fd, "uprobe", err, errlen);
+	if (e)
 		up_detach(p);
-		return -e;
-	}
-	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
-		e = errno;
-		snprintf(err, errlen, "%s: enabling the uprobe: %s", p->name,
-			 strerror(e));
-		up_detach(p);
-		return -e;
-	}
-	return 0;
+	return e;
 }
 
 /* For other providers whose probes are uprobes (cuda:). */
