@@ -79,7 +79,8 @@ int device_lower(const struct unit *u, const struct gt_object *obj,
 			break;
 		}
 		d->probe = p->probe;
-		d->call = pl_call_text(&d->func);
+		/* pasted in place: no call on the kernel's path */
+		d->call = pl_inline_text(&d->func);
 		out->n++;
 		if (!d->call) {
 			ret = -ENOMEM;

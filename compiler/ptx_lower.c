@@ -7,6 +7,7 @@
  */
 #include "compiler/ptx_lower_priv.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -230,6 +231,103 @@ char *pl_decls(const struct pl_func *funcs, int n)
 	for (int i = 0; i < n; i++)
 		pl_printf(&b, "// gputrace probe %d\n%s", funcs[i].index,
 			  funcs[i].text);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* Is the register name at P (after '%') one of the probe function's own? */
+static size_t own_reg(const char *p)
+{
+	static const char *const named[] = { "fp", "pctx", "pg", "pt0", "pte", "plan" };
+	size_t n = 0;
+
+	while (isalnum((unsigned char)p[n]) || p[n] == '_')
+		n++;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (n == strlen(named[i]) && !strncmp(p, named[i], n))
+			return n;
+	/* %r3 %p0 %u1 %t0 %s12 %pw2 %pa0, and their <N> declarations */
+	if (strchr("rputs", p[0]) && (isdigit((unsigned char)p[1]) || p[1] == '<'))
+		return n;
+	if ((!strncmp(p, "pw", 2) || !strncmp(p, "pa", 2)) &&
+	    (isdigit((unsigned char)p[2]) || p[2] == '<'))
+		return n;
+	return 0;
+}
+
+/* The placeholder for a parameter load "[__gt_NAME]", or NULL. */
+static const char *param_placeholder(const char *name, size_t n, char *buf,
+				     size_t len)
+{
+	static const char *const words[4] = { "", "%gt_launch", "%gt_launch_ns",
+					       "%gt_kernel" };
+
+	if (n == 4 && !strncmp(name, "pctx", 4))
+		return "%gt_ctx";
+	if (n == 3 && !strncmp(name, "pt0", 3))
+		return "%gt_t0";
+	if (n == 3 && !strncmp(name, "pw", 2) && name[2] >= '1' && name[2] <= '3')
+		return words[name[2] - '0'];
+	if (n > 2 && !strncmp(name, "pa", 2)) {
+		snprintf(buf, len, "%%gt_arg%.*s", (int)(n - 2), name + 2);
+		return buf;
+	}
+	return NULL;
+}
+
+char *pl_inline_text(const struct pl_func *f)
+{
+	const char *s = strchr(f->text, '\n'), *end;
+	struct pl_buf b = { 0 };
+	char ph[32];
+
+	if (!s)
+		return NULL;
+	/* the body, without the .func line and the final "ret;" */
+	end = strstr(s, "$Lret:\n\tret;\n}");
+	if (!end)
+		return NULL;
+	for (const char *p = s + 1; p < end;) {
+		const char *q;
+		size_t n;
+
+		if (!strncmp(p, "ld.param.u64 ", 13) && (q = strstr(p, "[__gt_")) &&
+		    q < strchr(p, '\n')) {
+			/* ld.param.u64 %x, [__gt_NAME]; -> mov.u64 %gq_x, PH; */
+			const char *name = q + 6, *ph_s;
+
+			n = strcspn(name, "]");
+			ph_s = param_placeholder(name, n, ph, sizeof(ph));
+			if (ph_s) {
+				const char *reg = p + 13;
+				size_t rl = strcspn(reg, ",");
+
+				pl_printf(&b, "mov.u64 %%gq_%.*s, %s;", (int)rl - 1,
+					  reg + 1, ph_s);
+				p = strchr(p, ';') + 1;
+				continue;
+			}
+		}
+		if (*p == '%' && (n = own_reg(p + 1))) {
+			pl_printf(&b, "%%gq_%.*s", (int)n, p + 1);
+			p += 1 + n;
+		} else if (p[0] == '$' && p[1] == 'L') {
+			/* labels unique per insertion site and probe */
+			pl_printf(&b, "%%gt_uniq_%d", f->index);
+			p += 1;
+		} else if (!strncmp(p, "__gt_stk", 8)) {
+			pl_printf(&b, "%%gt_uniq_%dstk", f->index);
+			p += 8;
+		} else {
+			pl_printf(&b, "%c", *p);
+			p++;
+		}
+	}
+	/* a label needs an instruction after it: the block's last is a no-op */
+	pl_printf(&b, "%%gt_uniq_%dLret:\n\tmov.b32 %%gq_u0, %%gq_u0;\n}\n", f->index);
 	if (b.oom) {
 		free(b.s);
 		return NULL;

@@ -65,6 +65,14 @@ void pl_func_free(struct pl_func *f);
  * says], %gt_arg0, ...);\n" (malloc'd; NULL when out of memory).
  */
 char *pl_call_text(const struct pl_func *f);
+/*
+ * The same probe as splicer text to paste in place of the call: F's body
+ * with its registers renamed (%gq_*), its parameters read from the
+ * placeholders and its labels made unique per site (%gt_uniq); no call,
+ * no ABI, so a probe whose predicate fails costs a few instructions.
+ * malloc'd; NULL when out of memory.
+ */
+char *pl_inline_text(const struct pl_func *f);
 
 /*
  * The module-scope text to splice once per module (ptx_splice_req.decls):

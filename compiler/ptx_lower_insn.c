@@ -9,6 +9,7 @@
 #include "compiler/ptx_lower_priv.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -290,6 +291,45 @@ static int ctx_field(int id)
 	}
 }
 
+/*
+ * count() on a map without key, inline: the warp's active lanes are one
+ * update, which its lowest lane adds to its SM's shard (the layout of
+ * runtime/agent/devrt.h: the one slot after the shard header, its value
+ * after the state and live words).  No call: most probes are counts.
+ */
+static void count0(struct pl_ctx *c, int64_t map, size_t i)
+{
+	struct pl_buf *b = &c->out;
+	int d = DEVRT_CTX_SIZE + (int)map * DEVRT_DESC_SIZE;
+
+	pl_printf(b, "\tactivemask.b32 %%u0;\n"
+		  "\tbrev.b32 %%u1, %%u0;\n"
+		  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
+		  "\tmov.u32 %%u2, %%laneid;\n"
+		  "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
+		  "\t@%%p1 bra $Lc%zu;\n"
+		  "\tpopc.b32 %%u0, %%u0;\n"
+		  "\tld.global.nc.L1::evict_last.u32 %%u1, [%%pg+%d];\n"
+		  "\tmov.u32 %%u2, %%smid;\n"
+		  "\trem.u32 %%u2, %%u2, %%u1;\n"
+		  "\tld.global.nc.L1::evict_last.u64 %%t0, [%%pg+%d];\n"
+		  "\tld.global.nc.L1::evict_last.u64 %%t1, [%%pg+%d];\n"
+		  "\tcvt.u64.u32 %%r0, %%u2;\n"
+		  "\tmad.lo.u64 %%t0, %%r0, %%t1, %%t0;\n"
+		  "\tcvt.u64.u32 %%r0, %%u0;\n"
+		  "\tred.global.add.u64 [%%t0+%d], %%r0;\n"
+		  "\tld.global.u64 %%t1, [%%t0+%d];\n"
+		  "\tsetp.ne.u64 %%p1, %%t1, 0;\n"
+		  "\t@%%p1 bra $Lc%zu;\n"
+		  "\tst.global.u64 [%%t0+%d], 1;\n"
+		  "$Lc%zu:\n",
+		  i,
+		  d + (int)offsetof(struct devrt_map_desc, nshards),
+		  d + (int)offsetof(struct devrt_map_desc, base),
+		  d + (int)offsetof(struct devrt_map_desc, shard_bytes),
+		  DEVRT_LINE + 16, DEVRT_LINE + 8, i, DEVRT_LINE + 8, i);
+}
+
 static int call(struct pl_ctx *c, size_t i)
 {
 	const struct bpf_insn *in = &c->insns[i];
@@ -372,6 +412,10 @@ static int call(struct pl_ctx *c, size_t i)
 
 		if (r1->kind == PK_CONST)
 			m = pl_map(c, r1->val);
+		if (m && !m->key_size && id == GT_DH_AGG_COUNT) {
+			count0(c, r1->val, i);
+			return 0;
+		}
 		/* smaller entries for maps without key or with a one-word
 		 * key: fewer registers in the instrumented kernel */
 		if (m && !m->key_size)
