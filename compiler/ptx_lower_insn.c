@@ -292,18 +292,28 @@ static int ctx_field(int id)
 }
 
 /*
- * count() on a map without key, inline: the warp's active lanes are one
- * update, which its lowest lane adds to its SM's shard (the layout of
- * runtime/agent/devrt.h: the one slot after the shard header, its value
- * after the state and live words).  No call: most probes are counts.
+ * count() and hist() on a map without key, inline: lanes that add to the
+ * same word (for count, all of them) are one update, which the lowest of
+ * them adds to its SM's shard (the layout of runtime/agent/devrt.h: the
+ * one slot after the shard header, its words after the state and live
+ * words).  No call: these are most probes.  hist's bucket is bpftrace
+ * 0.17's: 0 below zero, 1 for zero, else 2 + log2, at most 33.
  */
-static void count0(struct pl_ctx *c, int64_t map, size_t i)
+static void agg0_inline(struct pl_ctx *c, int64_t map, bool hist, size_t i)
 {
 	struct pl_buf *b = &c->out;
 	int d = DEVRT_CTX_SIZE + (int)map * DEVRT_DESC_SIZE;
 
-	pl_printf(b, "\tactivemask.b32 %%u0;\n"
-		  "\tbrev.b32 %%u1, %%u0;\n"
+	pl_printf(b, "\tactivemask.b32 %%u0;\n");
+	if (hist)
+		pl_printf(b, "\tbfind.u64 %%u3, %%r3;\n"
+			  "\tadd.u32 %%u3, %%u3, 2;\n"
+			  "\tmin.u32 %%u3, %%u3, %d;\n"
+			  "\tsetp.lt.s64 %%p1, %%r3, 0;\n"
+			  "\tselp.b32 %%u3, 0, %%u3, %%p1;\n"
+			  "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n",
+			  DEVRT_HIST_BUCKETS - 1);
+	pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
 		  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
 		  "\tmov.u32 %%u2, %%laneid;\n"
 		  "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
@@ -315,19 +325,26 @@ static void count0(struct pl_ctx *c, int64_t map, size_t i)
 		  "\tld.global.nc.L1::evict_last.u64 %%t0, [%%pg+%d];\n"
 		  "\tld.global.nc.L1::evict_last.u64 %%t1, [%%pg+%d];\n"
 		  "\tcvt.u64.u32 %%r0, %%u2;\n"
-		  "\tmad.lo.u64 %%t0, %%r0, %%t1, %%t0;\n"
-		  "\tcvt.u64.u32 %%r0, %%u0;\n"
-		  "\tred.global.add.u64 [%%t0+%d], %%r0;\n"
-		  "\tld.global.u64 %%t1, [%%t0+%d];\n"
+		  "\tmad.lo.u64 %%t0, %%r0, %%t1, %%t0;\n",
+		  i,
+		  d + (int)offsetof(struct devrt_map_desc, nshards),
+		  d + (int)offsetof(struct devrt_map_desc, base),
+		  d + (int)offsetof(struct devrt_map_desc, shard_bytes));
+	pl_printf(b, "\tcvt.u64.u32 %%r0, %%u0;\n");
+	if (hist)
+		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
+			  "\tadd.u64 %%t1, %%t0, %%t1;\n"
+			  "\tred.global.add.u64 [%%t1+%d], %%r0;\n",
+			  DEVRT_LINE + 16);
+	else
+		pl_printf(b, "\tred.global.add.u64 [%%t0+%d], %%r0;\n",
+			  DEVRT_LINE + 16);
+	pl_printf(b, "\tld.global.u64 %%t1, [%%t0+%d];\n"
 		  "\tsetp.ne.u64 %%p1, %%t1, 0;\n"
 		  "\t@%%p1 bra $Lc%zu;\n"
 		  "\tst.global.u64 [%%t0+%d], 1;\n"
 		  "$Lc%zu:\n",
-		  i,
-		  d + (int)offsetof(struct devrt_map_desc, nshards),
-		  d + (int)offsetof(struct devrt_map_desc, base),
-		  d + (int)offsetof(struct devrt_map_desc, shard_bytes),
-		  DEVRT_LINE + 16, DEVRT_LINE + 8, i, DEVRT_LINE + 8, i);
+		  DEVRT_LINE + 8, i, DEVRT_LINE + 8, i);
 }
 
 static int call(struct pl_ctx *c, size_t i)
@@ -412,8 +429,9 @@ static int call(struct pl_ctx *c, size_t i)
 
 		if (r1->kind == PK_CONST)
 			m = pl_map(c, r1->val);
-		if (m && !m->key_size && id == GT_DH_AGG_COUNT) {
-			count0(c, r1->val, i);
+		if (m && !m->key_size &&
+		    (id == GT_DH_AGG_COUNT || id == GT_DH_AGG_HIST)) {
+			agg0_inline(c, r1->val, id == GT_DH_AGG_HIST, i);
 			return 0;
 		}
 		/* smaller entries for maps without key or with a one-word

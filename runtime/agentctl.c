@@ -50,8 +50,9 @@ static uint32_t kind_of(const struct map_sym *m)
 }
 
 /*
- * Fill D for map M.  Aggregations get up to MAX_SHARDS shards (fewer
- * when big values would make the map huge); plain maps one, so every
+ * Fill D for map M.  Keyed aggregations get up to MAX_SHARDS shards
+ * (fewer when big values would make the map huge), the others one per
+ * SM; plain maps one, so every
  * lookup sees the one copy; smload one, its words are per SM already.
  */
 static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
@@ -81,7 +82,9 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	if (devrt_map_layout(&t))
 		return -EINVAL;
 	if (d->kind != DEVRT_K_PLAIN && d->kind != DEVRT_K_SMLOAD) {
-		d->nshards = MAX_SHARDS;
+		/* without key a shard is a few lines: one per SM (smid %
+		 * 256), so each SM's warps update lines of their own */
+		d->nshards = d->key_size ? MAX_SHARDS : 256;
 		while (d->nshards > 1 &&
 		       d->nshards * t.shard_bytes > SHARD_BUDGET)
 			d->nshards /= 2;
