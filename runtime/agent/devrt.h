@@ -127,7 +127,9 @@ struct devrt_ctx {
 	uint64_t kernel;	/* kernel id */
 	uint64_t gpu;		/* device ordinal */
 	uint64_t pid;
-	uint32_t stop;		/* nonzero: probes return at once */
+	uint32_t stop;		/* set at detach; probes do not read it (a launch
+				 * with context 0 is how probes are stopped, and
+				 * after detach originals are launched) */
 	uint32_t nmaps;
 	uint32_t nrings;	/* 0: printf records are dropped uncounted */
 	uint32_t ring_bytes;

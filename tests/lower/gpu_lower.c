@@ -284,13 +284,16 @@ static void setup(void)
 	CU(cuMemcpyHtoD(dctx + DEVRT_CTX_SIZE, desc, sizeof(desc)));
 }
 
+static int stopped;
+
 static void launch(int k, unsigned grid, unsigned block, uint64_t a0,
 		   uint64_t a1, uint64_t a2)
 {
 	char name[32];
 	CUfunction fn;
-	/* the launch parameter: context, launch, launch_ns, kernel */
-	uint64_t lp[4] = { dctx, 42, 123456789, 7 };
+	/* the launch parameter: context (0: probes stopped), launch,
+	 * launch_ns, kernel */
+	uint64_t lp[4] = { stopped ? 0 : dctx, 42, 123456789, 7 };
 	void *params[] = { &a0, &a1, &a2, lp };
 
 	snprintf(name, sizeof(name), "gt_test_%d", k);
@@ -585,15 +588,15 @@ static void test_warp(void)
 static void test_stop(void)
 {
 	static struct got g;
-	uint64_t before, one = 1, zero = 0;
+	uint64_t before;
 
 	read_map(LM_COUNT, &g);
 	before = g.val[0][0];
-	CU(cuMemcpyHtoD(dctx + DEVRT_CTX_STOP, &one, 4));
+	stopped = 1;
 	launch(LP_COUNT, 4, 64, 0, 0, 0);
 	read_map(LM_COUNT, &g);
 	CHK(g.val[0][0] == before, "gpu_lower/stop_flag");
-	CU(cuMemcpyHtoD(dctx + DEVRT_CTX_STOP, &zero, 4));
+	stopped = 0;
 	launch(LP_COUNT, 4, 64, 0, 0, 0);
 	read_map(LM_COUNT, &g);
 	CHK(g.val[0][0] == before + 256, "gpu_lower/after_stop");
