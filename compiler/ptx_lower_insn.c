@@ -292,59 +292,81 @@ static int ctx_field(int id)
 }
 
 /*
- * count() and hist() on a map without key, inline: lanes that add to the
- * same word (for count, all of them) are one update, which the lowest of
- * them adds to its SM's shard (the layout of runtime/agent/devrt.h: the
- * one slot after the shard header, its words after the state and live
- * words).  No call: these are most probes.  hist's bucket is bpftrace
- * 0.17's: 0 below zero, 1 for zero, else 2 + log2, at most 33.
+ * count(), hist() and smload() on a map without key, inline (no call:
+ * these are most probes), on the SM's shard of runtime/agent/devrt.h's
+ * layout: the one slot after the shard header, its words after the
+ * state and live words; shard counts are powers of two.  count and hist:
+ * lanes adding to the same word (for count, all of them) are one update
+ * by the lowest of them; hist's bucket is bpftrace 0.17's (0 below zero,
+ * 1 for zero, else 2 + log2, at most 33).  smload: each active lane adds
+ * its value to its SM's word (a warp is on one SM, so these updates are
+ * few and spread over the SMs' words).  r4 is scratch: helpers clobber
+ * r1-r5.
  */
-static void agg0_inline(struct pl_ctx *c, int64_t map, bool hist, size_t i)
+enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD };
+
+static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
+			size_t i)
 {
 	struct pl_buf *b = &c->out;
 	int d = DEVRT_CTX_SIZE + (int)map * DEVRT_DESC_SIZE;
 
-	pl_printf(b, "\tactivemask.b32 %%u0;\n");
-	if (hist)
-		pl_printf(b, "\tbfind.u64 %%u3, %%r3;\n"
-			  "\tadd.u32 %%u3, %%u3, 2;\n"
-			  "\tmin.u32 %%u3, %%u3, %d;\n"
-			  "\tsetp.lt.s64 %%p1, %%r3, 0;\n"
-			  "\tselp.b32 %%u3, 0, %%u3, %%p1;\n"
-			  "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n",
-			  DEVRT_HIST_BUCKETS - 1);
-	pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
-		  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
-		  "\tmov.u32 %%u2, %%laneid;\n"
-		  "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
-		  "\t@%%p1 bra $Lc%zu;\n"
-		  "\tpopc.b32 %%u0, %%u0;\n"
-		  "\tld.global.nc.L1::evict_last.u32 %%u1, [%%pg+%d];\n"
+	if (k != AI_SMLOAD) {
+		pl_printf(b, "\tactivemask.b32 %%u0;\n");
+		if (k == AI_HIST)
+			pl_printf(b, "\tbfind.u64 %%u3, %%r3;\n"
+				  "\tadd.u32 %%u3, %%u3, 2;\n"
+				  "\tmin.u32 %%u3, %%u3, %d;\n"
+				  "\tsetp.lt.s64 %%p1, %%r3, 0;\n"
+				  "\tselp.b32 %%u3, 0, %%u3, %%p1;\n"
+				  "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n",
+				  DEVRT_HIST_BUCKETS - 1);
+		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
+			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
+			  "\tmov.u32 %%u2, %%laneid;\n"
+			  "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
+			  "\t@%%p1 bra $Lc%zu;\n"
+			  "\tpopc.b32 %%u0, %%u0;\n"
+			  "\tcvt.u64.u32 %%r0, %%u0;\n", i);
+	}
+	/* the SM's shard: base + (smid & (nshards - 1)) * shard_bytes */
+	pl_printf(b, "\tld.global.nc.L1::evict_last.u32 %%u1, [%%pg+%d];\n"
 		  "\tmov.u32 %%u2, %%smid;\n"
-		  "\trem.u32 %%u2, %%u2, %%u1;\n"
+		  "\tadd.u32 %%u1, %%u1, -1;\n"
+		  "\tand.b32 %%u1, %%u2, %%u1;\n"
 		  "\tld.global.nc.L1::evict_last.u64 %%t0, [%%pg+%d];\n"
 		  "\tld.global.nc.L1::evict_last.u64 %%t1, [%%pg+%d];\n"
-		  "\tcvt.u64.u32 %%r0, %%u2;\n"
-		  "\tmad.lo.u64 %%t0, %%r0, %%t1, %%t0;\n",
-		  i,
+		  "\tcvt.u64.u32 %%r4, %%u1;\n"
+		  "\tmad.lo.u64 %%t0, %%r4, %%t1, %%t0;\n",
 		  d + (int)offsetof(struct devrt_map_desc, nshards),
 		  d + (int)offsetof(struct devrt_map_desc, base),
 		  d + (int)offsetof(struct devrt_map_desc, shard_bytes));
-	pl_printf(b, "\tcvt.u64.u32 %%r0, %%u0;\n");
-	if (hist)
+	/* live: a plain store, no load on the way (each SM's own line) */
+	pl_printf(b, "\tst.global.u64 [%%t0+%d], 1;\n", DEVRT_LINE + 8);
+	switch (k) {
+	case AI_COUNT:
+		pl_printf(b, "\tred.global.add.u64 [%%t0+%d], %%r0;\n",
+			  DEVRT_LINE + 16);
+		break;
+	case AI_HIST:
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
 			  "\tadd.u64 %%t1, %%t0, %%t1;\n"
 			  "\tred.global.add.u64 [%%t1+%d], %%r0;\n",
 			  DEVRT_LINE + 16);
-	else
-		pl_printf(b, "\tred.global.add.u64 [%%t0+%d], %%r0;\n",
+		break;
+	case AI_SMLOAD:
+		/* its words are per SM: word smid, if the map has that many */
+		pl_printf(b, "\tld.global.nc.L1::evict_last.u32 %%u1, [%%pg+%d];\n"
+			  "\tsetp.ge.u32 %%p1, %%u2, %%u1;\n"
+			  "\t@%%p1 bra $Lc%zu;\n"
+			  "\tmul.wide.u32 %%t1, %%u2, 8;\n"
+			  "\tadd.u64 %%t1, %%t0, %%t1;\n"
+			  "\tred.global.add.u64 [%%t1+%d], %%r3;\n",
+			  d + (int)offsetof(struct devrt_map_desc, nwords), i,
 			  DEVRT_LINE + 16);
-	pl_printf(b, "\tld.global.u64 %%t1, [%%t0+%d];\n"
-		  "\tsetp.ne.u64 %%p1, %%t1, 0;\n"
-		  "\t@%%p1 bra $Lc%zu;\n"
-		  "\tst.global.u64 [%%t0+%d], 1;\n"
-		  "$Lc%zu:\n",
-		  DEVRT_LINE + 8, i, DEVRT_LINE + 8, i);
+		break;
+	}
+	pl_printf(b, "$Lc%zu:\n", i);
 }
 
 static int call(struct pl_ctx *c, size_t i)
@@ -430,8 +452,10 @@ static int call(struct pl_ctx *c, size_t i)
 		if (r1->kind == PK_CONST)
 			m = pl_map(c, r1->val);
 		if (m && !m->key_size &&
-		    (id == GT_DH_AGG_COUNT || id == GT_DH_AGG_HIST)) {
-			agg0_inline(c, r1->val, id == GT_DH_AGG_HIST, i);
+		    (id == GT_DH_AGG_COUNT || id == GT_DH_AGG_HIST ||
+		     id == GT_DH_AGG_SMLOAD)) {
+			agg0_inline(c, r1->val, id == GT_DH_AGG_COUNT ? AI_COUNT :
+				    id == GT_DH_AGG_HIST ? AI_HIST : AI_SMLOAD, i);
 			return 0;
 		}
 		/* smaller entries for maps without key or with a one-word
