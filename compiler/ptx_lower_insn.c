@@ -341,8 +341,18 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		  d + (int)offsetof(struct devrt_map_desc, nshards),
 		  d + (int)offsetof(struct devrt_map_desc, base),
 		  d + (int)offsetof(struct devrt_map_desc, shard_bytes));
-	/* live: a plain store, no load on the way (each SM's own line) */
-	pl_printf(b, "\tst.global.u64 [%%t0+%d], 1;\n", DEVRT_LINE + 8);
+	/*
+	 * live: count and hist shards are per SM, so a plain store hits the
+	 * SM's own line; smload has one shard that every SM shares, so its
+	 * flag is read first (cached in L1) and stored only while still 0.
+	 */
+	if (k != AI_SMLOAD)
+		pl_printf(b, "\tst.global.u64 [%%t0+%d], 1;\n", DEVRT_LINE + 8);
+	else
+		pl_printf(b, "\tld.global.u64 %%t1, [%%t0+%d];\n"
+			  "\tsetp.eq.u64 %%p1, %%t1, 0;\n"
+			  "\t@%%p1 st.global.u64 [%%t0+%d], 1;\n",
+			  DEVRT_LINE + 8, DEVRT_LINE + 8);
 	switch (k) {
 	case AI_COUNT:
 		pl_printf(b, "\tred.global.add.u64 [%%t0+%d], %%r0;\n",
