@@ -117,7 +117,8 @@ static void prologue(struct pl_ctx *c)
 	if (c->uses_t0)
 		/* one exit time per call: every `duration` in it agrees */
 		pl_printf(b, "\tld.param.u64 %%pt0, [__gt_pt0];\n"
-			  "\tmov.u64 %%pte, %%globaltimer;\n");
+			  "\tmov.u32 %%u3, %%globaltimer_lo;\n"
+			  "\tcvt.u64.u32 %%pte, %%u3;\n");
 	for (int w = 1; w < 4; w++)
 		if (c->words & (1u << w))
 			pl_printf(b, "\tld.param.u64 %%pw%d, [__gt_pw%d];\n", w, w);
@@ -304,8 +305,13 @@ char *pl_inline_text(const struct pl_func *f)
 				const char *reg = p + 13;
 				size_t rl = strcspn(reg, ",");
 
-				pl_printf(&b, "mov.u64 %%gq_%.*s, %s;", (int)rl - 1,
-					  reg + 1, ph_s);
+				/* t0: only its low 32 bits, read once at entry */
+				if (!strcmp(ph_s, "%gt_t0"))
+					pl_printf(&b, "cvt.u64.u32 %%gq_%.*s, %%gt_t0lo;",
+						  (int)rl - 1, reg + 1);
+				else
+					pl_printf(&b, "mov.u64 %%gq_%.*s, %s;",
+						  (int)rl - 1, reg + 1, ph_s);
 				p = strchr(p, ';') + 1;
 				continue;
 			}

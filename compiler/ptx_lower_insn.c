@@ -431,7 +431,9 @@ static int call(struct pl_ctx *c, size_t i)
 		pl_printf(b, "\tmov.u64 %%r0, %%clock64;\n");
 		return 0;
 	case GT_DH_DURATION:
-		pl_printf(b, "\tsub.s64 %%r0, %%pte, %%pt0;\n");
+		/* low 32 bits of both times: exact below 4.29 s */
+		pl_printf(b, "\tsub.s64 %%r0, %%pte, %%pt0;\n"
+			  "\tand.b64 %%r0, %%r0, 4294967295;\n");
 		return 0;
 	case GT_DH_ARG:
 		pl_printf(b, "\tmov.b64 %%r0, %%pa%" PRId64 ";\n",

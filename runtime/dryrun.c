@@ -150,8 +150,7 @@ static void splice_group(const struct device_set *ds,
 		.decls = ds->decls,
 		.entry = has_entry ? entry : NULL,
 		.exit = has_exit ? exit : NULL,
-		.flags = PTX_SPLICE_ONLY_MATCHED |
-			 (has_exit ? PTX_SPLICE_T0 : 0),
+		.flags = PTX_SPLICE_ONLY_MATCHED,	/* probes name their times */
 		.min_major = PL_PTX_MIN_MAJOR,
 		.min_minor = PL_PTX_MIN_MINOR,
 	};

@@ -79,6 +79,7 @@ struct job {
 	int nedits, cap;
 	int uniq;		/* label counter, module-wide */
 	bool need_t0;
+	bool need_t0lo;		/* %gt_t0lo: the low 32 bits, one cheap read */
 	bool need_word[4];	/* %gt_launch, %gt_launch_ns, %gt_kernel: words 1-3 */
 	bool *need_arg;		/* [PTX_MAX_ARG + 1] */
 	char *err;
@@ -123,6 +124,8 @@ static int scan_uses(struct job *j, const char *text)
 
 		if (!strncmp(w, "t0", 2) && !ident_char((unsigned char)w[2])) {
 			j->need_t0 = true;
+		} else if (!strncmp(w, "t0lo", 4) && !ident_char((unsigned char)w[4])) {
+			j->need_t0lo = true;
 		} else if (!strncmp(w, "launch_ns", 9) && !ident_char((unsigned char)w[9])) {
 			j->need_word[2] = true;
 		} else if (!strncmp(w, "launch", 6) && !ident_char((unsigned char)w[6])) {
@@ -257,6 +260,9 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 				  ctx_words[w], ctx_words[w], 8 * w);
 	if (j->need_t0)
 		sb_str(&b, "\tmov.u64 \t%gt_t0, %globaltimer;\n");
+	if (j->need_t0lo)
+		sb_str(&b, "\t.reg .b32 \t%gt_t0lo;\n"
+		       "\tmov.u32 \t%gt_t0lo, %globaltimer_lo;\n");
 	for (int i = 0; i <= PTX_MAX_ARG; i++) {
 		if (!j->need_arg[i])
 			continue;

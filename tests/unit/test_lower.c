@@ -168,7 +168,7 @@ static void test_shapes(const struct pl_func *f)
 	      strstr(warp, "mov.b64 %r0, %plan;"), "warp_election_lanes");
 	CHECK(strstr(f[LP_BUILTIN].text, "mov.b64 %r0, %pw3;") &&
 	      strstr(f[LP_BUILTIN].text, "mov.u32 %u0, %nsmid;") &&
-	      strstr(f[LP_BUILTIN].text, "sub.s64 %r0, %pte, %pt0;") &&
+	      strstr(f[LP_BUILTIN].text, "sub.s64 %r0, %pte, %pt0;\n\tand.b64 %r0, %r0, 4294967295;") &&
 	      strstr(f[LP_BUILTIN].text, "mov.b64 %r0, %pa2;"),
 	      "builtins_lowered");
 	CHECK(strstr(f[LP_LOOKUP].text, "call (%r0), __gt_rt_lookup,") &&
