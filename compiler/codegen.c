@@ -85,6 +85,18 @@ static void patch(struct cg *g, int at)
 	g->code[at].off = g->n - at - 1;
 }
 
+/* A forward jump to the program's epilogue (return, failed predicate). */
+static void jmp_to_end(struct cg *g, struct bpf_insn in)
+{
+	if (g->nrets == g->caprets) {
+		g->caprets = g->caprets ? g->caprets * 2 : 16;
+		g->rets = realloc(g->rets, g->caprets * sizeof(int));
+		if (!g->rets)
+			abort();
+	}
+	g->rets[g->nrets++] = jmp_fwd(g, in);
+}
+
 static int stack_alloc(struct cg *g, int size)
 {
 	g->sp += (size + 7) & ~7;
@@ -939,13 +951,7 @@ static void gen_stmt(struct cg *g, struct node *s)
 			gen_stmts(g, s->b->args);
 		break;
 	case N_RETURN:
-		if (g->nrets == g->caprets) {
-			g->caprets = g->caprets ? g->caprets * 2 : 16;
-			g->rets = realloc(g->rets, g->caprets * sizeof(int));
-			if (!g->rets)
-				abort();
-		}
-		g->rets[g->nrets++] = jmp_fwd(g, I_JA(0));
+		jmp_to_end(g, I_JA(0));
 		break;
 	default:
 		break;
@@ -961,8 +967,6 @@ static void gen_stmts(struct cg *g, struct node *s)
 static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		    struct gt_bpf_prog *out)
 {
-	int vars_start;
-
 	g->n = 0;
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
@@ -974,8 +978,6 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		v->slot = stack_alloc(g, v->type->size);
 		zero_mem(g, v->slot, v->type->size);
 	}
-	vars_start = g->sp;
-	(void)vars_start;
 	struct probe_filter flt;
 
 	if (!g->device && g->probe->prov->filter &&
@@ -1004,13 +1006,7 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	}
 	if (cl->pred) {
 		gen_int(g, cl->pred);
-		if (g->nrets == g->caprets) {
-			g->caprets = g->caprets ? g->caprets * 2 : 16;
-			g->rets = realloc(g->rets, g->caprets * sizeof(int));
-			if (!g->rets)
-				abort();
-		}
-		g->rets[g->nrets++] = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		jmp_to_end(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 	}
 	gen_stmts(g, cl->body->args);
 	for (int i = 0; i < g->nrets; i++)

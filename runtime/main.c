@@ -220,8 +220,6 @@ int main(int argc, char **argv)
 		}
 	}
 	if (list) {
-		int lpid = sopts.pid;
-
 		if (cmd) {
 			/* the program itself: its first word */
 			char w[4096], *sp;
@@ -232,7 +230,8 @@ int main(int argc, char **argv)
 				*sp = 0;
 			return list_probes(w, 0, stdout);
 		}
-		return list_probes(optind < argc ? argv[optind] : NULL, lpid, stdout);
+		return list_probes(optind < argc ? argv[optind] : NULL, sopts.pid,
+				   stdout);
 	}
 	if (prog_text) {
 		src.name = "stdin";

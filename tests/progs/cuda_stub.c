@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_wait.h"
+
 typedef int CUresult;
 typedef void *CUfunction, *CUkernel, *CUstream;
 typedef unsigned long long CUdeviceptr;
@@ -135,39 +137,6 @@ void cuda_stub_done(void)
 {
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static int wait_probes(char *list)
-{
-	char *sym, *save = NULL;
-
-	for (sym = strtok_r(list, ",", &save); sym;
-	     sym = strtok_r(NULL, ",", &save)) {
-		unsigned char *p = dlsym(RTLD_DEFAULT, sym);
-		int ms;
-
-		if (!p) {
-			fprintf(stderr, "cuda_stub: no symbol '%s'\n", sym);
-			return -1;
-		}
-		for (ms = 0; *(volatile unsigned char *)p != 0xcc; ms++) {
-			if (ms == 10000) {
-				fprintf(stderr, "cuda_stub: no probe at %s after 10 s\n",
-					sym);
-				return -1;
-			}
-			sleep_ms(1);
-		}
-	}
-	sleep_ms(200);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	/* the stub fills nothing: distinct handles to start with */
@@ -204,7 +173,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (wait && wait_probes(wait))
+	if (wait && wait_probes("cuda_stub", wait))
 		return 1;
 	cuModuleGetFunction(&vadd, NULL, "_Z4vaddPfS_S_i");
 	cuModuleGetFunction(&scale, NULL, "_ZN2gt5scaleEPfi");

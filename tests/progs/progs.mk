@@ -15,7 +15,7 @@ $(PROGS_DIR)/libgtdemo.so: tests/progs/gtdemo.cpp
 	$(CC) -shared -o $@ $(PROGS_DIR)/gtdemo.o
 
 # -rdynamic: its -w option finds its own functions with dlsym.
-$(PROGS_DIR)/uprobe_target: tests/progs/uprobe_target.c $(PROGS_DIR)/libgtdemo.so
+$(PROGS_DIR)/uprobe_target: tests/progs/uprobe_target.c tests/progs/probe_wait.h $(PROGS_DIR)/libgtdemo.so
 	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< -L$(PROGS_DIR) -lgtdemo \
 		-Wl,-rpath,'$$ORIGIN' -ldl
 
@@ -29,6 +29,6 @@ $(PROGS_DIR)/fakecuda/libcuda.so.1: tests/progs/fakecuda.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
 
-$(PROGS_DIR)/cuda_stub: tests/progs/cuda_stub.c $(PROGS_DIR)/fakecuda/libcuda.so.1
+$(PROGS_DIR)/cuda_stub: tests/progs/cuda_stub.c tests/progs/probe_wait.h $(PROGS_DIR)/fakecuda/libcuda.so.1
 	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< \
 		$(PROGS_DIR)/fakecuda/libcuda.so.1 -ldl

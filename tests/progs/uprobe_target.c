@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe_wait.h"
+
 int gtdemo_run(int r);
 
 long add10(long a0, long a1, long a2, long a3, long a4, long a5, long a6,
@@ -51,60 +53,6 @@ int func_c(int x)
 
 void gt_done(void)
 {
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Is there an int3 at SYM[+OFF]? -1 if SYM does not exist. */
-static int probed(const char *spec)
-{
-	char name[256], *plus;
-	unsigned long off = 0;
-	unsigned char *p;
-
-	snprintf(name, sizeof(name), "%s", spec);
-	plus = strchr(name, '+');
-	if (plus) {
-		*plus = 0;
-		off = strtoul(plus + 1, NULL, 0);
-	}
-	p = dlsym(RTLD_DEFAULT, name);
-	if (!p)
-		return -1;
-	return *(volatile unsigned char *)(p + off) == 0xcc;
-}
-
-static int wait_probes(char *list)
-{
-	char *spec, *save = NULL;
-	int ms;
-
-	for (spec = strtok_r(list, ",", &save); spec;
-	     spec = strtok_r(NULL, ",", &save)) {
-		for (ms = 0; ; ms++) {
-			int r = probed(spec);
-
-			if (r < 0) {
-				fprintf(stderr, "uprobe_target: no symbol '%s'\n", spec);
-				return -1;
-			}
-			if (r)
-				break;
-			if (ms == 10000) {
-				fprintf(stderr, "uprobe_target: no probe at %s after 10 s\n",
-					spec);
-				return -1;
-			}
-			sleep_ms(1);
-		}
-	}
-	sleep_ms(200);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -134,7 +82,7 @@ int main(int argc, char **argv)
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	if (wait && wait_probes(wait))
+	if (wait && wait_probes("uprobe_target", wait))
 		return 1;
 	for (r = 0; r < rounds; r++) {
 		sum += add10(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test workloads wait for the tracer: a uprobe is an int3 (0xcc) written
+ * at the probed address, so polling our own code tells when the tracer
+ * has attached.  Header-only, shared by the test programs.
+ */
+#ifndef GT_PROBE_WAIT_H
+#define GT_PROBE_WAIT_H
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Is there an int3 at SYM[+OFF]? -1 if SYM does not exist. */
+static int probed(const char *spec)
+{
+	char name[256], *plus;
+	unsigned long off = 0;
+	unsigned char *p;
+
+	snprintf(name, sizeof(name), "%s", spec);
+	plus = strchr(name, '+');
+	if (plus) {
+		*plus = 0;
+		off = strtoul(plus + 1, NULL, 0);
+	}
+	p = dlsym(RTLD_DEFAULT, name);
+	if (!p)
+		return -1;
+	return *(volatile unsigned char *)(p + off) == 0xcc;
+}
+
+/*
+ * Wait (10 s at most each) until every SYM[+OFF] of the comma-separated
+ * LIST is probed, then 200 ms more so the tracer is past its attach.
+ * WHO names the program in errors.  0, or -1 after a message.
+ */
+static int wait_probes(const char *who, char *list)
+{
+	char *spec, *save = NULL;
+
+	for (spec = strtok_r(list, ",", &save); spec;
+	     spec = strtok_r(NULL, ",", &save)) {
+		for (int ms = 0; ; ms++) {
+			int r = probed(spec);
+
+			if (r < 0) {
+				fprintf(stderr, "%s: no symbol '%s'\n", who, spec);
+				return -1;
+			}
+			if (r)
+				break;
+			if (ms == 10000) {
+				fprintf(stderr, "%s: no probe at %s after 10 s\n",
+					who, spec);
+				return -1;
+			}
+			sleep_ms(1);
+		}
+	}
+	sleep_ms(200);
+	return 0;
+}
+
+#endif
