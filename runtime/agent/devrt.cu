@@ -379,23 +379,33 @@ IN u32 uniform_group(u64 v)
  * Aggregation on a map without key: lanes adding to the same (map, word)
  * combine, the lowest of them updates the shard.
  */
-RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
+/*
+ * The lanes of GRP update the same word: the lowest applies their
+ * combined update to slot S (the shard's slot when S is 0: found only by
+ * the lane that applies).
+ */
+IN void group_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w,
+		    u32 grp, u64 val)
 {
-	const struct devrt_map_desc *d = desc_of(ctx, map);
-	u32 w = agg_word(d, op, val), lane, grp, n;
+	u32 lane = rd_laneid(), n = __popc(grp);
 	u64 acc = val;
 
-	if (w == ~0u)
-		return;
-	lane = rd_laneid();
-	grp = uniform_group((u64)map << 32 | w);
-	n = __popc(grp);
 	if (n > 1 && !counts_only(op))
 		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
 				   val);
 	if (lane == __ffs(grp) - 1)
-		__gt_rt_apply(d, (u64 *)(shard_base(d) + DEVRT_LINE), op, w, n,
-			      acc);
+		__gt_rt_apply(d, s ? s : (u64 *)(shard_base(d) + DEVRT_LINE),
+			      op, w, n, acc);
+}
+
+RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
+{
+	const struct devrt_map_desc *d = desc_of(ctx, map);
+	u32 w = agg_word(d, op, val);
+
+	if (w == ~0u)
+		return;
+	group_apply(d, 0, op, w, uniform_group((u64)map << 32 | w), val);
 }
 
 /*
@@ -408,8 +418,8 @@ RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
-	u32 w = agg_word(d, op, val), lane, grp, n;
-	u64 acc = val, *s;
+	u32 w = agg_word(d, op, val);
+	u64 *s;
 
 	if (w == ~0u)
 		return;
@@ -420,14 +430,8 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 	s = find_slot(d, key, true);
 	if (!s)
 		return;
-	lane = rd_laneid();
-	grp = __match_any_sync(__activemask(), (u64)s + w);
-	n = __popc(grp);
-	if (n > 1 && !counts_only(op))
-		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
-				   val);
-	if (lane == __ffs(grp) - 1)
-		__gt_rt_apply(d, s, op, w, n, acc);
+	group_apply(d, s, op, w, __match_any_sync(__activemask(), (u64)s + w),
+		    val);
 }
 
 /*
@@ -470,8 +474,8 @@ IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k)
 RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
-	u32 w = agg_word(d, op, val), lane, grp, n;
-	u64 acc = val, *s;
+	u32 w = agg_word(d, op, val);
+	u64 *s;
 
 	if (w == ~0u || !d->key_size || d->key_size > 8)
 		return;
@@ -479,14 +483,8 @@ RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 					      d->key_size));
 	if (!s)
 		return;
-	lane = rd_laneid();
-	grp = __match_any_sync(__activemask(), (u64)s + w);
-	n = __popc(grp);
-	if (n > 1 && !counts_only(op))
-		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
-				   val);
-	if (lane == __ffs(grp) - 1)
-		__gt_rt_apply(d, s, op, w, n, acc);
+	group_apply(d, s, op, w, __match_any_sync(__activemask(), (u64)s + w),
+		    val);
 }
 
 RT u64 __gt_rt_lookup(u64 ctx, u64 map, u64 key)
