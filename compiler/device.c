@@ -67,6 +67,8 @@ int device_lower(const struct unit *u, const struct gt_object *obj,
 		struct pl_opts o = {
 			.index = out->n,
 			.mode = p->probe->warp ? PL_WARP : PL_THREAD,
+			/* inline below: entry updates can wait for the exit */
+			.defer = !p->probe->retprobe,
 		};
 
 		if (!p->probe->prov->device)

@@ -77,18 +77,19 @@ static void prologue(struct pl_ctx *c)
 
 	pl_printf(b, ".func __gt_probe_%d(.param .u64 __gt_pctx, "
 		  ".param .u64 __gt_pt0", k);
-	for (int w = 1; w < 4; w++)
+	for (int w = 1; w < DEVRT_PWORDS; w++)
 		if (c->words & (1u << w))
 			pl_printf(b, ", .param .u64 __gt_pw%d", w);
 	for (int a = 0; a < c->nargs; a++)
 		pl_printf(b, ", .param .u64 __gt_pa%d", a);
 	pl_printf(b, ")\n{\n"
 		  "\t.reg .pred %%p<2>;\n"
-		  "\t.reg .b32 %%u<4>;\n"
+		  "\t.reg .b32 %%u<6>;\n"
 		  "\t.reg .b64 %%r<10>;\n"
 		  "\t.reg .b64 %%t<2>;\n"
 		  "\t.reg .b64 %%fp, %%pctx, %%pg, %%pt0, %%pte, %%plan;\n"
-		  "\t.reg .b64 %%pw<4>;\n");
+		  "\t.reg .pred %%pskip;\n"
+		  "\t.reg .b64 %%pw<%d>;\n", DEVRT_PWORDS);
 	if (c->nargs)
 		pl_printf(b, "\t.reg .b64 %%pa<%d>;\n", c->nargs);
 	for (int s = 0; s < PL_SLOTS; s++)
@@ -96,30 +97,40 @@ static void prologue(struct pl_ctx *c)
 			pl_printf(b, "\t.reg .b64 %%s%d;\n", s);
 	if (c->frame)
 		pl_printf(b, "\t.local .align 8 .b8 __gt_stk[%d];\n", c->frame);
+	/* deferred updates: none unless the probe reaches them */
+	for (int d = 0; d < c->ndefer; d++)
+		pl_printf(b, "\tmov.pred %%gt_d%d_%dp, 0;\n", k, d);
 	if (warp) {
 		/* the lowest active lane runs the clause for the warp */
 		pl_printf(b, "\tactivemask.b32 %%u0;\n"
 			  "\tbrev.b32 %%u1, %%u0;\n"
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
 			  "\tmov.u32 %%u2, %%laneid;\n"
-			  "\tsetp.ne.u32 %%p0, %%u2, %%u1;\n"
-			  "\t@%%p0 bra $Lret;\n");
+			  "\tsetp.ne.u32 %s, %%u2, %%u1;\n",
+			  c->straight ? "%pskip" : "%p0");
+		if (!c->straight)
+			pl_printf(b, "\t@%%p0 bra $Lret;\n");
 		if (c->uses_lanes)
 			pl_printf(b, "\tpopc.b32 %%u0, %%u0;\n"
 				  "\tcvt.u64.u32 %%plan, %%u0;\n");
 	}
 	/* a launch with no context (0) runs the probes as no-ops: how the
 	 * agent stops them; nothing is read from memory on this path */
-	pl_printf(b, "\tld.param.u64 %%pctx, [__gt_pctx];\n"
-		  "\tsetp.eq.u64 %%p0, %%pctx, 0;\n"
-		  "\t@%%p0 bra $Lret;\n"
-		  "\tcvta.to.global.u64 %%pg, %%pctx;\n");
+	pl_printf(b, "\tld.param.u64 %%pctx, [__gt_pctx];\n");
+	if (!c->straight)
+		pl_printf(b, "\tsetp.eq.u64 %%p0, %%pctx, 0;\n"
+			  "\t@%%p0 bra $Lret;\n");
+	else if (warp)
+		pl_printf(b, "\tsetp.eq.or.u64 %%pskip, %%pctx, 0, %%pskip;\n");
+	else
+		pl_printf(b, "\tsetp.eq.u64 %%pskip, %%pctx, 0;\n");
+	pl_printf(b, "\tcvta.to.global.u64 %%pg, %%pctx;\n");
 	if (c->uses_t0)
 		/* one exit time per call: every `duration` in it agrees */
 		pl_printf(b, "\tld.param.u64 %%pt0, [__gt_pt0];\n"
 			  "\tmov.u32 %%u3, %%globaltimer_lo;\n"
 			  "\tcvt.u64.u32 %%pte, %%u3;\n");
-	for (int w = 1; w < 4; w++)
+	for (int w = 1; w < DEVRT_PWORDS; w++)
 		if (c->words & (1u << w))
 			pl_printf(b, "\tld.param.u64 %%pw%d, [__gt_pw%d];\n", w, w);
 	for (int a = 0; a < c->nargs; a++)
@@ -131,6 +142,41 @@ static void prologue(struct pl_ctx *c)
 		pl_printf(b, "\tmov.b64 %%fp, 0;\n");
 	/* r1 is the program's opaque context: give it the device one */
 	pl_printf(b, "\tmov.b64 %%r1, %%pctx;\n");
+}
+
+static int emit_body(struct pl_ctx *c)
+{
+	int ret;
+
+	free(c->out.s);
+	memset(&c->out, 0, sizeof(c->out));
+	c->ndefer = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->in[i].reached)
+			continue;
+		if (c->target[i])
+			pl_printf(&c->out, "$L%zu:\n", i);
+		if ((ret = pl_emit_insn(c, i)))
+			return ret;
+	}
+	pl_printf(&c->out, "$Lret:\n\tret;\n}\n");
+	return c->out.oom ? pl_fail(c, -ENOMEM, 0, "out of memory") : 0;
+}
+
+/* The exit text applying C's deferred updates (malloc'd). */
+static char *flush_text(const struct pl_ctx *c)
+{
+	struct pl_buf b = { 0 };
+	int k = c->opts->index;
+
+	for (int d = 0; d < c->ndefer; d++)
+		pl_printf(&b, "\t@%%gt_d%d_%dp red.global.add.u64 "
+			  "[%%gt_d%d_%da], %%gt_d%d_%dv;\n", k, d, k, d, k, d);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
 }
 
 int pl_lower(const struct bpf_insn *insns, size_t n,
@@ -158,21 +204,25 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 	}
 	if ((ret = pl_analyze(&c)))
 		goto out;
-	/* the body first: the prologue depends on nothing it finds */
-	for (size_t i = 0; i < n; i++) {
-		if (!c.in[i].reached)
-			continue;
-		if (c.target[i])
-			pl_printf(&c.out, "$L%zu:\n", i);
-		if ((ret = pl_emit_insn(&c, i)))
+	/* the body first: the prologue depends on what it finds */
+	c.straight = opts->defer;
+	if ((ret = emit_body(&c)))
+		goto out;
+	if (c.straight && (strstr(c.out.s, "call ") || strstr(c.out.s, "%pg"))) {
+		/* other memory effects: they need the branches */
+		c.straight = false;
+		if ((ret = emit_body(&c)))
 			goto out;
 	}
-	pl_printf(&c.out, "$Lret:\n\tret;\n}\n");
 	body = c.out;
 	memset(&c.out, 0, sizeof(c.out));
 	prologue(&c);
 	pl_printf(&c.out, "%s", body.s ? body.s : "");
 	if (c.out.oom || body.oom) {
+		ret = pl_fail(&c, -ENOMEM, 0, "out of memory");
+		goto out;
+	}
+	if (c.ndefer && !(out->flush = flush_text(&c))) {
 		ret = pl_fail(&c, -ENOMEM, 0, "out of memory");
 		goto out;
 	}
@@ -196,18 +246,32 @@ out:
 void pl_func_free(struct pl_func *f)
 {
 	free(f->text);
+	free(f->flush);
 	f->text = NULL;
+	f->flush = NULL;
+}
+
+/* The splicer's placeholder for word W of the launch parameter. */
+static const char *word_placeholder(int w, char *buf, size_t len)
+{
+	static const char *const named[4] = { "", "%gt_launch", "%gt_launch_ns",
+					       "%gt_kernel" };
+
+	if (w < 4)
+		return named[w];
+	snprintf(buf, len, "%%gt_w%d", w);
+	return buf;
 }
 
 char *pl_call_text(const struct pl_func *f)
 {
-	static const char *const word[4] = { "", "launch", "launch_ns", "kernel" };
 	struct pl_buf b = { 0 };
+	char ph[16];
 
 	pl_printf(&b, "call __gt_probe_%d, (%%gt_ctx, %%gt_t0", f->index);
-	for (int w = 1; w < 4; w++)
+	for (int w = 1; w < DEVRT_PWORDS; w++)
 		if (f->words & (1u << w))
-			pl_printf(&b, ", %%gt_%s", word[w]);
+			pl_printf(&b, ", %s", word_placeholder(w, ph, sizeof(ph)));
 	for (int a = 0; a < f->nargs; a++)
 		pl_printf(&b, ", %%gt_arg%d", a);
 	pl_printf(&b, ");\n");
@@ -241,7 +305,8 @@ char *pl_decls(const struct pl_func *funcs, int n)
 /* Is the register name at P (after '%') one of the probe function's own? */
 static size_t own_reg(const char *p)
 {
-	static const char *const named[] = { "fp", "pctx", "pg", "pt0", "pte", "plan" };
+	static const char *const named[] = { "fp", "pctx", "pg", "pt0", "pte",
+					     "plan", "pskip" };
 	size_t n = 0;
 
 	while (isalnum((unsigned char)p[n]) || p[n] == '_')
@@ -262,15 +327,12 @@ static size_t own_reg(const char *p)
 static const char *param_placeholder(const char *name, size_t n, char *buf,
 				     size_t len)
 {
-	static const char *const words[4] = { "", "%gt_launch", "%gt_launch_ns",
-					       "%gt_kernel" };
-
 	if (n == 4 && !strncmp(name, "pctx", 4))
 		return "%gt_ctx";
 	if (n == 3 && !strncmp(name, "pt0", 3))
 		return "%gt_t0";
-	if (n == 3 && !strncmp(name, "pw", 2) && name[2] >= '1' && name[2] <= '3')
-		return words[name[2] - '0'];
+	if (n > 2 && !strncmp(name, "pw", 2) && isdigit((unsigned char)name[2]))
+		return word_placeholder(atoi(name + 2), buf, len);
 	if (n > 2 && !strncmp(name, "pa", 2)) {
 		snprintf(buf, len, "%%gt_arg%.*s", (int)(n - 2), name + 2);
 		return buf;

@@ -28,6 +28,11 @@ struct pl_opts {
 	int index;		/* K: the function is __gt_probe_K */
 	enum pl_mode mode;
 	bool no_promote;	/* keep every stack slot in .local memory */
+	/*
+	 * An entry clause pasted inline (pl_inline_text): its inline map
+	 * updates are applied at the thread's exit by pl_func.flush.
+	 */
+	bool defer;
 };
 
 /* Words of the launch parameter (runtime/agent/agent_proto.h) a probe reads. */
@@ -42,6 +47,11 @@ struct pl_func {
 	unsigned words;		/* PL_W_*: passed after t0, in that order */
 	int frame;		/* bytes of .local stack; 0: none */
 	int promoted;		/* 8-byte stack slots kept in registers */
+	/*
+	 * With pl_opts.defer: the splicer's exit text that applies the
+	 * deferred updates (malloc'd), or NULL when there are none.
+	 */
+	char *flush;
 };
 
 /*

@@ -297,41 +297,52 @@ static int ctx_field(int id)
  * layout: the one slot after the shard header, its words after the
  * state and live words; shard counts are powers of two.  count and hist:
  * lanes adding to the same word (for count, all of them) are one update
- * by the lowest of them; hist's bucket is bpftrace 0.17's (0 below zero,
- * 1 for zero, else 2 + log2, at most 33).  smload: each active lane adds
- * its value to its SM's word (a warp is on one SM, so these updates are
- * few and spread over the SMs' words).  r4 is scratch: helpers clobber
- * r1-r5.
+ * by the lowest of them (gpu:warp clauses run on one lane already);
+ * hist's bucket is bpftrace 0.17's (0 below zero, 1 for zero, else
+ * 2 + log2, at most 33).  smload: each active lane adds its value to its
+ * SM's word (a warp is on one SM, so these updates are few and spread
+ * over the SMs' words).  r4 is scratch: helpers clobber r1-r5.
  */
 enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD };
 
-static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
-			size_t i)
+/*
+ * %t0 = the shard to update, %u5 = the map's nwords (SMLOAD).  smload's
+ * one shard holds a word per SM: %u2 = %smid.  Other maps spread their
+ * updates so that warps running side by side hit different shards (same
+ * address atomics serialize in L2): %u2 = ctaid.x * 32 + the warp's row
+ * in its block (tid.x / 32 + tid.y), an index no special register read
+ * at exit needs (%smid would be one).  The first DEVRT_HOT_MAPS maps are
+ * addressed from the launch parameter's hot words, which cost no memory
+ * access; others from their descriptor in the context.
+ */
+static void shard_addr(struct pl_ctx *c, int64_t map, bool smload)
 {
 	struct pl_buf *b = &c->out;
 	int d = DEVRT_CTX_SIZE + (int)map * DEVRT_DESC_SIZE;
+	int w = DEVRT_PW_HOT + 2 * (int)map;
 
-	if (k != AI_SMLOAD) {
-		pl_printf(b, "\tactivemask.b32 %%u0;\n");
-		if (k == AI_HIST)
-			pl_printf(b, "\tbfind.u64 %%u3, %%r3;\n"
-				  "\tadd.u32 %%u3, %%u3, 2;\n"
-				  "\tmin.u32 %%u3, %%u3, %d;\n"
-				  "\tsetp.lt.s64 %%p1, %%r3, 0;\n"
-				  "\tselp.b32 %%u3, 0, %%u3, %%p1;\n"
-				  "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n",
-				  DEVRT_HIST_BUCKETS - 1);
-		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
-			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
-			  "\tmov.u32 %%u2, %%laneid;\n"
-			  "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
-			  "\t@%%p1 bra $Lc%zu;\n"
-			  "\tpopc.b32 %%u0, %%u0;\n"
-			  "\tcvt.u64.u32 %%r0, %%u0;\n", i);
+	if (smload)
+		pl_printf(b, "\tmov.u32 %%u2, %%smid;\n");
+	else
+		pl_printf(b, "\tmov.u32 %%u2, %%ctaid.x;\n"
+			  "\tmov.u32 %%u1, %%tid.x;\n"
+			  "\tshr.u32 %%u1, %%u1, 5;\n"
+			  "\tshl.b32 %%u2, %%u2, 5;\n"
+			  "\tadd.u32 %%u2, %%u2, %%u1;\n"
+			  "\tmov.u32 %%u1, %%tid.y;\n"
+			  "\tadd.u32 %%u2, %%u2, %%u1;\n");
+	if (map < DEVRT_HOT_MAPS) {
+		c->words |= 3u << w;
+		/* low half: shard_bytes; high: nshards - 1, or nwords */
+		pl_printf(b, "\tmov.b64 {%%u4, %%u5}, %%pw%d;\n", w + 1);
+		if (smload)
+			pl_printf(b, "\tmov.b64 %%t0, %%pw%d;\n", w);
+		else
+			pl_printf(b, "\tand.b32 %%u1, %%u2, %%u5;\n"
+				  "\tmad.wide.u32 %%t0, %%u1, %%u4, %%pw%d;\n", w);
+		return;
 	}
-	/* the SM's shard: base + (smid & (nshards - 1)) * shard_bytes */
 	pl_printf(b, "\tld.global.nc.L1::evict_last.u32 %%u1, [%%pg+%d];\n"
-		  "\tmov.u32 %%u2, %%smid;\n"
 		  "\tadd.u32 %%u1, %%u1, -1;\n"
 		  "\tand.b32 %%u1, %%u2, %%u1;\n"
 		  "\tld.global.nc.L1::evict_last.u64 %%t0, [%%pg+%d];\n"
@@ -341,39 +352,95 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		  d + (int)offsetof(struct devrt_map_desc, nshards),
 		  d + (int)offsetof(struct devrt_map_desc, base),
 		  d + (int)offsetof(struct devrt_map_desc, shard_bytes));
-	/*
-	 * live: count and hist shards are per SM, so a plain store hits the
-	 * SM's own line; smload has one shard that every SM shares, so its
-	 * flag is read first (cached in L1) and stored only while still 0.
-	 */
-	if (k != AI_SMLOAD)
-		pl_printf(b, "\tst.global.u64 [%%t0+%d], 1;\n", DEVRT_LINE + 8);
+	if (smload)
+		pl_printf(b, "\tld.global.nc.L1::evict_last.u32 %%u5, [%%pg+%d];\n",
+			  d + (int)offsetof(struct devrt_map_desc, nwords));
+}
+
+/*
+ * Add VAL to the value word of the slot whose shard ADDR holds.  In an
+ * entry probe with opts->defer the add waits for the thread's exit: the
+ * address and value stay in kernel-wide registers (%gt_d<probe>_<n>a,
+ * v, and p: whether to add) and pl_func.flush, spliced before every exit,
+ * adds them.  An entry probe's update then costs the kernel nothing
+ * before its own memory accesses; map contents are the same once the
+ * thread is done.
+ */
+static void update(struct pl_ctx *c, const char *addr, const char *val)
+{
+	struct pl_buf *b = &c->out;
+	int k = c->opts->index, n = c->ndefer;
+
+	if (!c->opts->defer) {
+		pl_printf(b, "\tred.global.add.u64 [%s+%d], %s;\n", addr,
+			  DEVRT_LINE + 16, val);
+		return;
+	}
+	pl_printf(b, "\tadd.u64 %%gt_d%d_%da, %s, %d;\n"
+		  "\tmov.b64 %%gt_d%d_%dv, %s;\n",
+		  k, n, addr, DEVRT_LINE + 16, k, n, val);
+	/* straight: %p1 says whether this lane skips (agg0_inline) */
+	if (c->straight)
+		pl_printf(b, "\tnot.pred %%gt_d%d_%dp, %%p1;\n", k, n);
 	else
-		pl_printf(b, "\tld.global.u64 %%t1, [%%t0+%d];\n"
-			  "\tsetp.eq.u64 %%p1, %%t1, 0;\n"
-			  "\t@%%p1 st.global.u64 [%%t0+%d], 1;\n",
-			  DEVRT_LINE + 8, DEVRT_LINE + 8);
+		pl_printf(b, "\tmov.pred %%gt_d%d_%dp, 1;\n", k, n);
+	c->ndefer++;
+}
+
+static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
+			size_t i)
+{
+	struct pl_buf *b = &c->out;
+
+	if (k == AI_HIST)
+		pl_printf(b, "\tbfind.u64 %%u3, %%r3;\n"
+			  "\tadd.u32 %%u3, %%u3, 2;\n"
+			  "\tmin.u32 %%u3, %%u3, %d;\n"
+			  "\tsetp.lt.s64 %%p1, %%r3, 0;\n"
+			  "\tselp.b32 %%u3, 0, %%u3, %%p1;\n",
+			  DEVRT_HIST_BUCKETS - 1);
+	/* straight: %p1 = this lane skips the update, nothing branches */
+	if (c->straight)
+		pl_printf(b, "\tmov.pred %%p1, %%pskip;\n");
+	if (k != AI_SMLOAD && c->opts->mode == PL_WARP) {
+		pl_printf(b, "\tmov.b64 %%r0, 1;\n");
+	} else if (k != AI_SMLOAD) {
+		pl_printf(b, "\tactivemask.b32 %%u0;\n");
+		if (k == AI_HIST)
+			pl_printf(b, "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n");
+		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
+			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
+			  "\tmov.u32 %%u2, %%laneid;\n");
+		if (c->straight)
+			pl_printf(b, "\tsetp.ne.or.u32 %%p1, %%u2, %%u1, %%pskip;\n");
+		else
+			pl_printf(b, "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
+				  "\t@%%p1 bra $Lc%zu;\n", i);
+		pl_printf(b, "\tpopc.b32 %%u0, %%u0;\n"
+			  "\tcvt.u64.u32 %%r0, %%u0;\n");
+	}
+	shard_addr(c, map, k == AI_SMLOAD);
+	/* no live flag: a nonzero word says the map was updated
+	 * (devrt_map_foreach), and the update is the only memory access */
 	switch (k) {
 	case AI_COUNT:
-		pl_printf(b, "\tred.global.add.u64 [%%t0+%d], %%r0;\n",
-			  DEVRT_LINE + 16);
+		update(c, "%t0", "%r0");
 		break;
 	case AI_HIST:
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
-			  "\tadd.u64 %%t1, %%t0, %%t1;\n"
-			  "\tred.global.add.u64 [%%t1+%d], %%r0;\n",
-			  DEVRT_LINE + 16);
+			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
+		update(c, "%t0", "%r0");
 		break;
 	case AI_SMLOAD:
 		/* its words are per SM: word smid, if the map has that many */
-		pl_printf(b, "\tld.global.nc.L1::evict_last.u32 %%u1, [%%pg+%d];\n"
-			  "\tsetp.ge.u32 %%p1, %%u2, %%u1;\n"
-			  "\t@%%p1 bra $Lc%zu;\n"
-			  "\tmul.wide.u32 %%t1, %%u2, 8;\n"
-			  "\tadd.u64 %%t1, %%t0, %%t1;\n"
-			  "\tred.global.add.u64 [%%t1+%d], %%r3;\n",
-			  d + (int)offsetof(struct devrt_map_desc, nwords), i,
-			  DEVRT_LINE + 16);
+		if (c->straight)
+			pl_printf(b, "\tsetp.ge.or.u32 %%p1, %%u2, %%u5, %%p1;\n");
+		else
+			pl_printf(b, "\tsetp.ge.u32 %%p1, %%u2, %%u5;\n"
+				  "\t@%%p1 bra $Lc%zu;\n", i);
+		pl_printf(b, "\tmul.wide.u32 %%t1, %%u2, 8;\n"
+			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
+		update(c, "%t0", "%r3");
 		break;
 	}
 	pl_printf(b, "$Lc%zu:\n", i);

@@ -60,6 +60,13 @@ struct pl_ctx {
 	bool unknown_stack;	/* stack reached through an unknown offset */
 	bool need_fp;		/* r10's value is used */
 	bool uses_t0, uses_lanes;
+	int ndefer;		/* deferred updates (opts->defer) */
+	/*
+	 * opts->defer and the body's only memory effects are deferred
+	 * updates: no branch on the probe's common path, %pskip (context
+	 * 0, or not the warp's leader) folded into each update's predicate.
+	 */
+	bool straight;
 	unsigned words;		/* PL_W_*: launch parameter words read */
 	int lowest;		/* lowest stack offset in .local memory */
 	int frame;		/* bytes of .local stack */

@@ -123,7 +123,8 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 	c->cache_dir = o->cache_dir ? strdup(o->cache_dir) : cache_dir();
 	c->decls = strdup(ds->decls ? ds->decls : "");
 	c->maps = calloc(u->nmaps + 1, sizeof(*c->maps));
-	c->clauses = calloc(ds->n + 1, sizeof(*c->clauses));
+	/* an entry clause with deferred updates adds their exit text */
+	c->clauses = calloc(2 * ds->n + 1, sizeof(*c->clauses));
 	if (!c->cache_dir || !c->decls || !c->maps || !c->clauses)
 		goto nomem;
 	c->nmaps = u->nmaps;
@@ -146,6 +147,15 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 		cl->exit = p->probe->retprobe;
 		cl->glob = strdup(p->probe->func ? p->probe->func : "*");
 		cl->call = strdup(p->call ? p->call : "");
+		if (!cl->glob || !cl->call)
+			goto nomem;
+		if (!p->func.flush)
+			continue;
+		cl = &c->clauses[c->nclauses++];
+		cl->id = p->func.index;
+		cl->exit = true;
+		cl->glob = strdup(p->probe->func ? p->probe->func : "*");
+		cl->call = strdup(p->func.flush);
 		if (!cl->glob || !cl->call)
 			goto nomem;
 	}

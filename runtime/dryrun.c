@@ -127,6 +127,11 @@ static char *calls(const struct device_set *ds, const char *sig, bool exit,
 		long i = strtol(p, &end, 10);
 
 		p = end + 1;
+		/* an entry probe's deferred updates are applied at exits */
+		if (exit && !ds->v[i].probe->retprobe && ds->v[i].func.flush) {
+			fputs(ds->v[i].func.flush, f);
+			*any = true;
+		}
 		if (ds->v[i].probe->retprobe != exit)
 			continue;
 		fputs(ds->v[i].call ? ds->v[i].call : "", f);
@@ -150,7 +155,8 @@ static void splice_group(const struct device_set *ds,
 		.decls = ds->decls,
 		.entry = has_entry ? entry : NULL,
 		.exit = has_exit ? exit : NULL,
-		.flags = PTX_SPLICE_ONLY_MATCHED,	/* probes name their times */
+		/* probes name their times; the module as the agent JITs it */
+		.flags = PTX_SPLICE_ONLY_MATCHED | PTX_SPLICE_PRUNE,
 		.min_major = PL_PTX_MIN_MAJOR,
 		.min_minor = PL_PTX_MIN_MINOR,
 	};

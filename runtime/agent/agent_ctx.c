@@ -203,6 +203,7 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 		memcpy(img + DEVRT_CTX_SIZE + (size_t)i * DEVRT_DESC_SIZE, d,
 		       sizeof(*d));
 	}
+	devrt_hot_words(a->descs, (int)nmaps, a->hot);
 	if (knames)
 		memcpy(img + names_off, knames,
 		       (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES);

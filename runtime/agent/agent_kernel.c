@@ -449,7 +449,8 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	req.decls = agent.cfg.decls;
 	req.entry = l.entry;
 	req.exit = l.exit;
-	req.flags = PTX_SPLICE_ONLY_MATCHED;	/* probes name the times they use */
+	/* probes name the times they use; JIT only what they call */
+	req.flags = PTX_SPLICE_ONLY_MATCHED | PTX_SPLICE_PRUNE;
 	req.min_major = (int)agent.cfg.ptx_major;
 	req.min_minor = (int)agent.cfg.ptx_minor;
 	if (ptx_splice(l.m, &req, &l.out, err, sizeof(err)) <= 0) {

@@ -69,6 +69,7 @@ static CUresult launch_inst(const struct agent_launch *l,
 	p.launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
 		      (uint64_t)ts.tv_nsec + (uint64_t)in->actx->clock_off;
 	p.kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
+	memcpy(p.hot, in->actx->hot, sizeof(p.hot));
 	if (l->extra) {
 		if (l->params)	/* invalid: let the driver say so */
 			return call_real(l, l->f, l->params, l->extra);

@@ -64,7 +64,7 @@ size_t agent_elf_size(const void *p, size_t avail);
 /*
  * An `extra` launch array with the parameter appended: copy the buffer of
  * EXTRA (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs, END) into BUF (CAP
- * bytes), put PARAM (32 bytes) at OFF, and fill OUT (5 slots) and
+ * bytes), put PARAM (PTX_CTX_BYTES) at OFF, and fill OUT (5 slots) and
  * *SIZE.  -EINVAL for forms we do not understand, -E2BIG if CAP is short.
  */
 int agent_extra_build(void **extra, const void *param, size_t off,
@@ -308,6 +308,7 @@ struct agent_actx {
 	size_t bytes;
 	CUdeviceptr d_ctx, d_rings, d_names;
 	struct devrt_map_desc *descs;	/* completed, device bases */
+	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* launch parameter's hot words */
 	uint64_t *tails;	/* per ring: bytes consumed */
 	struct devrt_ring_hdr *hdrs;	/* host copies of the ring headers */
 	uint8_t *rbuf;		/* one ring's host copy */

@@ -11,7 +11,7 @@
  *    read by the tracer.
  *
  * The launch parameter: every instrumented kernel gets one added
- * by-value parameter `.param .align 8 .b8 __gt_ctx[32]` holding
+ * by-value parameter `.param .align 8 .b8 __gt_ctx[160]` holding
  * struct agent_launch_param; the agent fills a host copy per launch and
  * passes its address in kernelParams (or copies it into the `extra`
  * buffer at ptx_ctx_offset()).  No API call is added to a launch.
@@ -33,6 +33,7 @@ struct agent_launch_param {
 	uint64_t launch;	/* launch sequence number (per process) */
 	uint64_t launch_ns;	/* CLOCK_REALTIME ns at the launch call */
 	uint64_t kernel;	/* kernel id: index in the context's name table */
+	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* devrt_hot_words() */
 };
 
 /* One gpu: clause. */

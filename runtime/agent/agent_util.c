@@ -423,6 +423,9 @@ size_t agent_elf_size(const void *p, size_t avail)
 #define XP_BUFFER	((void *)1)	/* CU_LAUNCH_PARAM_BUFFER_POINTER */
 #define XP_SIZE		((void *)2)	/* CU_LAUNCH_PARAM_BUFFER_SIZE */
 
+_Static_assert(sizeof(struct agent_launch_param) == PTX_CTX_BYTES &&
+	       DEVRT_PWORDS * 8 == PTX_CTX_BYTES, "launch parameter size");
+
 int agent_extra_build(void **extra, const void *param, size_t off,
 		      void *buf, size_t cap, size_t *size, void *out[5])
 {

@@ -150,6 +150,19 @@ struct devrt_ctx {
 #define DEVRT_CTX_SIZE		128
 #define DEVRT_DESC_SIZE		80
 
+/*
+ * The launch parameter (struct agent_launch_param) carries, after its
+ * four words, how to address the shards of the first DEVRT_HOT_MAPS maps
+ * without a key: map m's word DEVRT_PW_HOT + 2m is its base, the next one
+ * holds shard_bytes in the low 32 bits and nshards - 1 (SMLOAD: nwords)
+ * in the high 32.  Probes read them from the parameter space, so their
+ * common path touches no memory but the update itself.  devrt_hot_words()
+ * fills them; zero for keyed maps.
+ */
+#define DEVRT_HOT_MAPS		8
+#define DEVRT_PW_HOT		4
+#define DEVRT_PWORDS		(DEVRT_PW_HOT + 2 * DEVRT_HOT_MAPS)
+
 #ifndef __CUDACC__
 #include <stddef.h>
 
@@ -194,6 +207,10 @@ void devrt_map_init(const struct devrt_map_desc *d, void *image);
  * returning nonzero stops the walk.  Returns the number of keys reported
  * or -ENOMEM.
  */
+/* The hot words of the first DEVRT_HOT_MAPS of NMAPS completed maps D. */
+void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
+		     uint64_t hot[2 * DEVRT_HOT_MAPS]);
+
 typedef int (*devrt_entry_fn)(const void *key, const uint64_t *val,
 			      void *arg);
 int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,

@@ -159,6 +159,39 @@ static int ent_cmp(const void *a, const void *b)
 		      ((const struct ent *)b)->key, g_klen);
 }
 
+/*
+ * Inline count(), hist() and smload() updates of maps without key do not
+ * set the live word (ptx_lower_insn.c): count and hist updates add at
+ * least 1, so a nonzero word says the same; an smload map whose loads
+ * were all 0 is not printed (a picture of nothing).
+ */
+static bool counted(const struct devrt_map_desc *d, const uint8_t *val)
+{
+	if (d->key_size || (d->kind != DEVRT_K_COUNT &&
+			    d->kind != DEVRT_K_HIST && d->kind != DEVRT_K_SMLOAD))
+		return false;
+	for (uint32_t i = 0; i < d->nwords; i++)
+		if (rd64(val + i * 8))
+			return true;
+	return false;
+}
+
+void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
+		     uint64_t hot[2 * DEVRT_HOT_MAPS])
+{
+	memset(hot, 0, 2 * DEVRT_HOT_MAPS * sizeof(*hot));
+	for (int m = 0; m < nmaps && m < DEVRT_HOT_MAPS; m++) {
+		uint64_t hi = d[m].kind == DEVRT_K_SMLOAD ? d[m].nwords :
+			      d[m].nshards - 1;
+
+		/* a slot without key is a few words: shard_bytes is small */
+		if (d[m].key_size || d[m].kind == DEVRT_K_NONE)
+			continue;
+		hot[2 * m] = d[m].base;
+		hot[2 * m + 1] = d[m].shard_bytes | hi << 32;
+	}
+}
+
 int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 		      devrt_entry_fn fn, void *arg)
 {
@@ -176,7 +209,7 @@ int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 
 			if (d->key_size && !(rd64(p) & DEVRT_SLOT_FULL))
 				continue;
-			if (!rd64(p + 8))
+			if (!rd64(p + 8) && !counted(d, p + 16 + klen))
 				continue;
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 64;

@@ -14,12 +14,14 @@
 /* Name of the parameter appended to every instrumented .entry. */
 #define PTX_CTX_PARAM "__gt_ctx"
 /*
- * The added parameter: 32 bytes by value (struct agent_launch_param: the
- * context pointer, then launch number, launch time, kernel id), read as
- * %gt_ctx, %gt_launch, %gt_launch_ns and %gt_kernel.
+ * The added parameter: 160 bytes by value (struct agent_launch_param: the
+ * context pointer, then launch number, launch time, kernel id, then the
+ * maps' hot words), read as %gt_ctx, %gt_launch, %gt_launch_ns,
+ * %gt_kernel and %gt_wN (word N, 1 <= N < PTX_CTX_WORDS).
  */
-#define PTX_CTX_BYTES 32
-#define PTX_CTX_DECL ".param .align 8 .b8 " PTX_CTX_PARAM "[32]"
+#define PTX_CTX_BYTES 160
+#define PTX_CTX_WORDS (PTX_CTX_BYTES / 8)
+#define PTX_CTX_DECL ".param .align 8 .b8 " PTX_CTX_PARAM "[160]"
 
 enum ptx_pkind {
 	PTX_P_UNSIGNED,		/* .u8 .. .u64 */
@@ -71,6 +73,8 @@ struct ptx_func {
 	int nparams;
 	size_t body_open, body_close;	/* '{' and '}' */
 	size_t entry_at;	/* where entry code goes */
+	size_t t0_at;		/* the end of the body's straight-line start:
+				 * its first label, block or control flow */
 	struct ptx_site *sites;
 	int nsites;
 };
@@ -110,6 +114,7 @@ enum {
 	PTX_SPLICE_T0 = 1 << 0,		/* load %gt_t0 even if unused */
 	PTX_SPLICE_ONLY_MATCHED = 1 << 1,	/* drop other kernels */
 	PTX_SPLICE_STRICT_ARGS = 1 << 2,	/* %gt_argN past the end: error */
+	PTX_SPLICE_PRUNE = 1 << 3,	/* only the decls entry/exit reach */
 };
 
 struct ptx_splice_req {
@@ -134,5 +139,15 @@ struct ptx_splice_req {
  */
 int ptx_splice(const struct ptx_module *m, const struct ptx_splice_req *req,
 	       char **out_text, char *err, size_t errlen);
+
+/*
+ * The `.func` items of DECLS (module-scope text made of function
+ * definitions and declarations only) that the NROOTS texts ROOTS (NULL
+ * entries allowed) name, directly or through the functions they name, in
+ * their order (ptx_prune.c).  0 and *OUT (malloc'd), or -EINVAL (DECLS
+ * do not parse, message in ERR) or -ENOMEM.
+ */
+int ptx_prune_decls(const char *decls, const char *const *roots, int nroots,
+		    char **out, char *err, size_t errlen);
 
 #endif

@@ -74,8 +74,11 @@ static void next(struct rd *r)
 	} else if (word_char((unsigned char)s[p])) {
 		size_t q = p;
 
-		while (q < n && word_char((unsigned char)s[q]))
-			q++;
+		/* "ld.global.L1::evict_last": "::" joins qualifiers */
+		while (q < n && (word_char((unsigned char)s[q]) ||
+				 (s[q] == ':' && q + 2 < n && s[q + 1] == ':' &&
+				  word_char((unsigned char)s[q + 2]))))
+			q += s[q] == ':' ? 2 : 1;
 		r->t.k = T_WORD;
 		r->t.len = q - p;
 		p = q;
@@ -433,6 +436,22 @@ static bool body_decl(const struct rd *r)
 	       is(r, ".param") || is(r, ".const");
 }
 
+/* Is the current word a label (followed by ':')?  Reads nothing. */
+static bool label_next(struct rd *r)
+{
+	struct tok t = r->t;
+	size_t pos = r->pos;
+	bool label;
+
+	if (r->t.k != T_WORD)
+		return false;
+	next(r);
+	label = is_punct(r, ':');
+	r->t = t;
+	r->pos = pos;
+	return label;
+}
+
 /*
  * The body: the current token is '{'.  Entry code goes before the first
  * statement that is not a declaration at the top of the body (a label,
@@ -442,7 +461,7 @@ static bool body_decl(const struct rd *r)
 static int parse_body(struct rd *r, struct ptx_func *f)
 {
 	int depth = 1, cap = 0, rc;
-	bool lead = true, terminal = false;
+	bool lead = true, terminal = false, t0_set = false;
 
 	f->body_open = r->t.off;
 	next(r);
@@ -461,6 +480,12 @@ static int parse_body(struct rd *r, struct ptx_func *f)
 		    is(r, ".loc") || is(r, ".file")))) {
 			lead = false;
 			f->entry_at = line_start(r->s, stmt);
+		}
+		/* the straight-line start ends at a block or a label */
+		if (!lead && !t0_set && (is_punct(r, '{') || is_punct(r, '}') ||
+					 r->t.k != T_WORD || label_next(r))) {
+			t0_set = true;
+			f->t0_at = line_start(r->s, stmt);
 		}
 		if (is_punct(r, '}') && depth == 1) {
 			f->body_close = r->t.off;
@@ -514,6 +539,13 @@ static int parse_body(struct rd *r, struct ptx_func *f)
 		}
 		site.stmt = stmt;
 		site.op = r->t.off;
+		/* ... or at control flow, guarded or not */
+		if (!t0_set && depth == 1 &&
+		    (is_op(r, "bra") || is_op(r, "brx") || is_op(r, "call") ||
+		     is_op(r, "ret") || is_op(r, "exit") || is_op(r, "trap"))) {
+			t0_set = true;
+			f->t0_at = line_start(r->s, stmt);
+		}
 		site.kind = is_op(r, "ret") ? PTX_SITE_RET : PTX_SITE_EXIT;
 		is_site = is_op(r, "ret") || is_op(r, "exit");
 		/* a thread cannot run past these unguarded */

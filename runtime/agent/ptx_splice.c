@@ -80,7 +80,7 @@ struct job {
 	int uniq;		/* label counter, module-wide */
 	bool need_t0;
 	bool need_t0lo;		/* %gt_t0lo: the low 32 bits, one cheap read */
-	bool need_word[4];	/* %gt_launch, %gt_launch_ns, %gt_kernel: words 1-3 */
+	bool need_word[PTX_CTX_WORDS];	/* %gt_launch.. (words 1-3), %gt_wN */
 	bool *need_arg;		/* [PTX_MAX_ARG + 1] */
 	char *err;
 	size_t errlen;
@@ -132,6 +132,19 @@ static int scan_uses(struct job *j, const char *text)
 			j->need_word[1] = true;
 		} else if (!strncmp(w, "kernel", 6) && !ident_char((unsigned char)w[6])) {
 			j->need_word[3] = true;
+		} else if (w[0] == 'w' && isdigit((unsigned char)w[1])) {
+			char *end;
+			long n = strtol(w + 1, &end, 10);
+
+			if (ident_char((unsigned char)*end))
+				continue;
+			if (n < 1 || n >= PTX_CTX_WORDS) {
+				snprintf(j->err, j->errlen, "probe uses %%gt_w%ld; "
+					 "the words are 1..%d", n,
+					 PTX_CTX_WORDS - 1);
+				return -EINVAL;
+			}
+			j->need_word[n] = true;
 		} else if (!strncmp(w, "arg", 3) &&
 			   isdigit((unsigned char)w[3])) {
 			char *end;
@@ -229,16 +242,58 @@ static void load_arg(struct sb *b, int n, const struct ptx_param *p)
 	sb_printf(b, "\tmov.u64 \t%%gt_arg%d, 0;\n", n);
 }
 
-/* The launch parameter's words after the context pointer. */
+/* The launch parameter's words after the context pointer, by name. */
 static const char *const ctx_words[4] = { "ctx", "launch", "launch_ns", "kernel" };
+
+/* Declare and load word W of the launch parameter as %gt_NAME. */
+static void load_word(struct sb *b, int w)
+{
+	char name[16];
+
+	if (w < 4)
+		snprintf(name, sizeof(name), "%s", ctx_words[w]);
+	else
+		snprintf(name, sizeof(name), "w%d", w);
+	sb_printf(b, "\t.reg .b64 \t%%gt_%s;\n\tld.param.u64 \t%%gt_%s, ["
+		  PTX_CTX_PARAM "+%d];\n", name, name, 8 * w);
+}
+
+/*
+ * Declare, at kernel scope, the registers %gt_d<K>_<N>{a,v,p} that TEXT
+ * names: an entry probe's deferred updates, set at entry and applied at
+ * the exits (.b64 address and value, .pred whether), once each.
+ */
+static void declare_deferred(struct sb *b, const char *text)
+{
+	for (const char *p = text; p && (p = strstr(p, "%gt_d")); p += 5) {
+		size_t n = 5;
+		char decl[96];
+
+		while (isdigit((unsigned char)p[n]) || p[n] == '_')
+			n++;
+		if (n > 40 || !strchr("avp", p[n]) || !p[n] ||
+		    ident_char((unsigned char)p[n + 1]))
+			continue;
+		snprintf(decl, sizeof(decl), "\t.reg .%s \t%.*s;\n",
+			 p[n] == 'p' ? "pred" : "b64", (int)n + 1, p);
+		if (!b->p || !strstr(b->p, decl))
+			sb_str(b, decl);
+	}
+}
+
+#define T0LO_READ "\tmov.u32 \t%gt_t0lo, %globaltimer_lo;\n"
 
 /* Declarations, context and argument loads, then the entry text. */
 static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 {
 	const struct ptx_splice_req *req = j->req;
+	bool t0_early = req->entry && strstr(req->entry, "%gt_t0lo");
 	struct sb b = { 0 };
+	int rc;
 
 	sb_str(&b, "\t// gputrace probe: entry\n\t.reg .b64 \t%gt_ctx;\n");
+	declare_deferred(&b, req->entry);
+	declare_deferred(&b, req->exit);
 	if (j->need_t0)
 		sb_str(&b, "\t.reg .b64 \t%gt_t0;\n");
 	for (int i = 0; i <= PTX_MAX_ARG; i++) {
@@ -254,15 +309,13 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 		sb_printf(&b, "\t.reg .b64 \t%%gt_arg%d;\n", i);
 	}
 	sb_str(&b, "\tld.param.u64 \t%gt_ctx, [" PTX_CTX_PARAM "];\n");
-	for (int w = 1; w < 4; w++)
+	for (int w = 1; w < PTX_CTX_WORDS; w++)
 		if (j->need_word[w])
-			sb_printf(&b, "\t.reg .b64 \t%%gt_%s;\n\tld.param.u64 \t%%gt_%s, [" PTX_CTX_PARAM "+%d];\n",
-				  ctx_words[w], ctx_words[w], 8 * w);
+			load_word(&b, w);
 	if (j->need_t0)
 		sb_str(&b, "\tmov.u64 \t%gt_t0, %globaltimer;\n");
 	if (j->need_t0lo)
-		sb_str(&b, "\t.reg .b32 \t%gt_t0lo;\n"
-		       "\tmov.u32 \t%gt_t0lo, %globaltimer_lo;\n");
+		sb_str(&b, "\t.reg .b32 \t%gt_t0lo;\n");
 	for (int i = 0; i <= PTX_MAX_ARG; i++) {
 		if (!j->need_arg[i])
 			continue;
@@ -271,9 +324,21 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 		else
 			sb_printf(&b, "\tmov.u64 \t%%gt_arg%d, 0;\n", i);
 	}
+	/*
+	 * %gt_t0lo (exit probes' durations): at the end of the kernel's
+	 * straight-line start, so that the timer read does not hold up the
+	 * kernel's first instructions; it still runs once in every thread.
+	 */
+	if (j->need_t0lo && (t0_early || f->t0_at <= f->entry_at))
+		sb_str(&b, T0LO_READ);
 	if (req->entry && req->entry[0])
 		add_block(&b, req->entry, uniq);
-	return add_edit(j, f->entry_at, 0, &b);
+	if ((rc = add_edit(j, f->entry_at, 0, &b)))
+		return rc;
+	if (!j->need_t0lo || t0_early || f->t0_at <= f->entry_at)
+		return 0;
+	sb_str(&b, T0LO_READ);
+	return add_edit(j, f->t0_at, 0, &b);
 }
 
 static int splice_exits(struct job *j, const struct ptx_func *f)
@@ -420,13 +485,24 @@ static int plan(struct job *j, int *count)
 			return rc;
 	}
 	if (req->decls && req->decls[0]) {
-		size_t n = strlen(req->decls);
+		const char *roots[2] = { req->entry, req->exit };
+		char *pruned = NULL;
+		const char *d = req->decls;
 
-		sb_str(&b, req->decls);
-		if (req->decls[n - 1] != '\n')
+		if ((req->flags & PTX_SPLICE_PRUNE) &&
+		    (rc = ptx_prune_decls(d, roots, 2, &pruned, j->err,
+					  j->errlen)))
+			return rc;
+		if (pruned)
+			d = pruned;
+		if (d[0]) {
+			sb_str(&b, d);
+			if (d[strlen(d) - 1] != '\n')
+				sb_str(&b, "\n");
 			sb_str(&b, "\n");
-		sb_str(&b, "\n");
-		if ((rc = add_edit(j, m->decls_at, 0, &b)))
+		}
+		free(pruned);
+		if (b.len && (rc = add_edit(j, m->decls_at, 0, &b)))
 			return rc;
 	}
 	for (int i = 0; i < m->nfuncs; i++) {

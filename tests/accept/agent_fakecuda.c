@@ -223,7 +223,11 @@ CUresult cuFuncGetName(const char **name, void *f)
 	return OK;
 }
 
-/* What a warp probe counting into map 0 would do. */
+/*
+ * What a warp probe counting into map 0 would do on SM 0: address the
+ * shard from the launch parameter's hot words, add to the count word
+ * (no live flag: a count is live when nonzero).
+ */
 static void run_probe(const struct agent_launch_param *p, uint64_t warps)
 {
 	const struct devrt_ctx *c = (const void *)(uintptr_t)p->ctx;
@@ -235,8 +239,13 @@ static void run_probe(const struct agent_launch_param *p, uint64_t warps)
 		return;
 	}
 	d = (const void *)((const char *)c + DEVRT_CTX_SIZE);
-	slot = (uint64_t *)(uintptr_t)(d->base + DEVRT_LINE);
-	slot[1] = 1;		/* live */
+	if (p->hot[0] != d->base ||
+	    p->hot[1] != (d->shard_bytes |
+					 (uint64_t)(d->nshards - 1) << 32)) {
+		printf("bad hot words\n");
+		return;
+	}
+	slot = (uint64_t *)(uintptr_t)(p->hot[0] + DEVRT_LINE);
 	slot[2] += warps;	/* the count */
 }
 

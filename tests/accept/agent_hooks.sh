@@ -99,7 +99,7 @@ grep -q "instrumented $VADD \[gpu 0\]: jit" "$T/err" || fail "no jit report"
 grep -q '^fake: JIT$' "$T/err" || fail "no JIT"
 # 5 launches x 4 blocks x 2 warps
 grep -qxF 'gputrace-agent: map 0 [gpu 0]: 40' "$T/err" || { cat "$T/err"; fail "map total"; }
-grep -q '\.param \.align 8 \.b8 __gt_ctx\[32\]' "$T/spliced.ptx" || fail "no __gt_ctx in the spliced PTX"
+grep -q '\.param \.align 8 \.b8 __gt_ctx\[160\]' "$T/spliced.ptx" || fail "no __gt_ctx in the spliced PTX"
 grep -q 'call __gt_probe_0' "$T/spliced.ptx" || fail "no probe call spliced"
 grep -q "\.entry $GLOBAL" "$T/spliced.ptx" && fail "unmatched kernel kept"
 "${NVCC%/nvcc}/ptxas" -arch=sm_90 "$T/spliced.ptx" -o "$T/sp.cubin" ||

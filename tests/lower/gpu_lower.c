@@ -292,9 +292,11 @@ static void launch(int k, unsigned grid, unsigned block, uint64_t a0,
 	char name[32];
 	CUfunction fn;
 	/* the launch parameter: context (0: probes stopped), launch,
-	 * launch_ns, kernel */
-	uint64_t lp[4] = { stopped ? 0 : dctx, 42, 123456789, 7 };
+	 * launch_ns, kernel, the maps' hot words */
+	uint64_t lp[DEVRT_PWORDS] = { stopped ? 0 : dctx, 42, 123456789, 7 };
 	void *params[] = { &a0, &a1, &a2, lp };
+
+	devrt_hot_words(desc, LM_N, lp + DEVRT_PW_HOT);
 
 	snprintf(name, sizeof(name), "gt_test_%d", k);
 	CU(cuModuleGetFunction(&fn, mod, name));

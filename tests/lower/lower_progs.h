@@ -463,7 +463,7 @@ static inline char *lp_module(const struct pl_func *f, int n,
 
 	if (!decls)
 		return NULL;
-	len = strlen(decls) + 256 + (size_t)n * 768;
+	len = strlen(decls) + 256 + (size_t)n * 2048;
 	m = malloc(len);
 	if (!m) {
 		free(decls);
@@ -477,24 +477,28 @@ static inline char *lp_module(const struct pl_func *f, int n,
 		p += snprintf(p, len - (size_t)(p - m),
 			".visible .entry gt_test_%d(.param .u64 a0, "
 			".param .u64 a1, .param .u64 a2, "
-			".param .align 8 .b8 ctx[32])\n{\n"
+			".param .align 8 .b8 ctx[%d])\n{\n"
 			"\t.reg .b64 %%x<8>;\n"
+			"\t.reg .b64 %%w<%d>;\n"
 			"\tmov.u64 %%x4, %%globaltimer;\n"
 			"\tld.param.u64 %%x0, [a0];\n"
 			"\tld.param.u64 %%x1, [a1];\n"
 			"\tld.param.u64 %%x2, [a2];\n"
-			"\tld.param.u64 %%x3, [ctx];\n"
-			"\tld.param.u64 %%x5, [ctx+8];\n"
-			"\tld.param.u64 %%x6, [ctx+16];\n"
-			"\tld.param.u64 %%x7, [ctx+24];\n"
-			"\tcall __gt_probe_%d, (%%x3, %%x4%s%s%s%s%s%s);\n"
-			"\tret;\n}\n", k, k,
-			f[i].words & PL_W_LAUNCH ? ", %x5" : "",
-			f[i].words & PL_W_LAUNCH_NS ? ", %x6" : "",
-			f[i].words & PL_W_KERNEL ? ", %x7" : "",
-			f[i].nargs > 0 ? ", %x0" : "",
-			f[i].nargs > 1 ? ", %x1" : "",
-			f[i].nargs > 2 ? ", %x2" : "");
+			"\tld.param.u64 %%x3, [ctx];\n",
+			k, DEVRT_PWORDS * 8, DEVRT_PWORDS);
+		for (int w = 1; w < DEVRT_PWORDS; w++)
+			if (f[i].words & (1u << w))
+				p += snprintf(p, len - (size_t)(p - m),
+					      "\tld.param.u64 %%w%d, [ctx+%d];\n",
+					      w, 8 * w);
+		p += snprintf(p, len - (size_t)(p - m),
+			      "\tcall __gt_probe_%d, (%%x3, %%x4", k);
+		for (int w = 1; w < DEVRT_PWORDS; w++)
+			if (f[i].words & (1u << w))
+				p += snprintf(p, len - (size_t)(p - m), ", %%w%d", w);
+		for (int a = 0; a < f[i].nargs && a < 3; a++)
+			p += snprintf(p, len - (size_t)(p - m), ", %%x%d", a);
+		p += snprintf(p, len - (size_t)(p - m), ");\n\tret;\n}\n");
 	}
 	free(decls);
 	return m;

@@ -219,7 +219,7 @@ static bool launch(const struct gcase *c, CUmodule mod, CUdeviceptr ctx,
 	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, pbuf,
 			  CU_LAUNCH_PARAM_BUFFER_SIZE, &psize,
 			  CU_LAUNCH_PARAM_END };
-	_Alignas(16) unsigned char slot[MAXARG + 1][32];
+	_Alignas(16) unsigned char slot[MAXARG + 1][PTX_CTX_BYTES];
 	CUdeviceptr dev[MAXARG] = { 0 };
 	void *params[MAXARG + 1];
 	int n = 0;
@@ -311,7 +311,7 @@ static bool launch(const struct gcase *c, CUmodule mod, CUdeviceptr ctx,
 	for (int i = n; i < MAXARG; i++)
 		expect[i] = 0;	/* past the end: zero */
 	if (ctx) {
-		/* the launch parameter: 32 bytes, the context pointer first */
+		/* the launch parameter: the context pointer first */
 		memset(slot[n], 0, PTX_CTX_BYTES);
 		memcpy(slot[n], &ctx, 8);
 		params[n] = slot[n];

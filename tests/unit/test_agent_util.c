@@ -135,7 +135,7 @@ static void test_elf(void)
 static void test_extra(void)
 {
 	struct agent_launch_param p = { 0x1000, 7, 123456789, 3 };
-	uint8_t orig[28], buf[128];
+	uint8_t orig[28], buf[32 + PTX_CTX_BYTES];
 	size_t size = sizeof(orig), got = 0;
 	void *extra[] = { (void *)1, orig, (void *)2, &size, NULL };
 	void *bad[] = { (void *)1, orig, (void *)5, &size, NULL };
@@ -148,7 +148,7 @@ static void test_extra(void)
 	memset(buf, 0xee, sizeof(buf));
 	CHECK(agent_extra_build(extra, &p, 32, buf, sizeof(buf), &got,
 				out) == 0, "extra_build");
-	CHECK(got == 64 && out[0] == (void *)1 && out[1] == buf &&
+	CHECK(got == 32 + PTX_CTX_BYTES && out[0] == (void *)1 && out[1] == buf &&
 	      out[2] == (void *)2 && out[3] == &got && out[4] == NULL,
 	      "extra_array");
 	ok = !memcmp(buf, orig, 28);

@@ -368,6 +368,11 @@ static void slot(const struct devrt_map_desc *d, uint8_t *image,
 		     (uint64_t)i * d->slot_bytes;
 	uint64_t st = d->key_size ? (0x1234 + i) | DEVRT_SLOT_FULL : 0, live = 1;
 
+	/* the lowering's inline count/hist/smload leave live at 0 */
+	if (!d->key_size && (d->kind == DEVRT_K_COUNT ||
+			     d->kind == DEVRT_K_HIST || d->kind == DEVRT_K_SMLOAD))
+		live = 0;
+
 	memcpy(p, &st, 8);
 	memcpy(p + 8, &live, 8);
 	if (d->key_size)

@@ -177,6 +177,70 @@ static void test_shapes(const struct pl_func *f)
 	      "map_value_atomics");
 }
 
+/*
+ * Entry clauses pasted inline defer their inline updates to the exits:
+ * the body sets the kernel-wide registers, flush applies them; the
+ * count's shard comes from the block and the warp, not from %smid.
+ */
+static bool prog_flush_free(int which)
+{
+	struct pl_func f;
+	char err[512];
+	bool ok = lower_one(which, false, &f, err, sizeof(err)) == 0 &&
+		  !f.flush && strstr(f.text, "red.global.add.u64");
+
+	pl_func_free(&f);
+	return ok;
+}
+
+static void test_defer(void)
+{
+	struct pl_opts o;
+	struct pl_func f;
+	char err[512], *in;
+
+	lp_build(&prog, LP_COUNT);
+	o = (struct pl_opts){ .index = 4, .mode = prog.mode, .defer = true };
+	if (pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &f, err,
+		     sizeof(err))) {
+		CHECK(0, "defer_lowers");
+		printf("    %s\n", err);
+		return;
+	}
+	in = pl_inline_text(&f);
+	CHECK(in && !strstr(in, "red.global") &&
+	      strstr(in, "mov.pred %gt_d4_0p, 0;") &&
+	      strstr(in, "mov.b64 %gt_d4_0v, %gq_r0;") &&
+	      strstr(in, "mov.u32 %gq_u2, %ctaid.x;") &&
+	      !strstr(in, "%smid"), "defer_body_sets_registers");
+	/* nothing else touches memory: no branch, the skip is a predicate */
+	CHECK(in && !strstr(in, "@%gq_p") &&
+	      strstr(in, "setp.eq.u64 %gq_pskip, %gq_pctx, 0;") &&
+	      strstr(in, "setp.ne.or.u32 %gq_p1, %gq_u2, %gq_u1, %gq_pskip;") &&
+	      strstr(in, "not.pred %gt_d4_0p, %gq_p1;"), "defer_straight_line");
+	CHECK(f.flush && !strcmp(f.flush, "\t@%gt_d4_0p red.global.add.u64 "
+				 "[%gt_d4_0a], %gt_d4_0v;\n"), "defer_flush");
+	free(in);
+	pl_func_free(&f);
+	/* with calls to the runtime the context check stays a branch */
+	lp_build(&prog, LP_AGGS);
+	o = (struct pl_opts){ .index = 5, .mode = prog.mode, .defer = true };
+	if (pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &f, err,
+		     sizeof(err)) == 0) {
+		in = pl_inline_text(&f);
+		CHECK(in && f.flush && strstr(in, "mov.pred %gt_d5_0p, 1;") &&
+		      strstr(in, "mov.pred %gt_d5_0p, 0;") <
+		      strstr(in, "@%gq_p0 bra") && !strstr(in, "pskip, "),
+		      "defer_branches_with_calls");
+		free(in);
+		pl_func_free(&f);
+	} else {
+		CHECK(0, "defer_lowers_aggs");
+	}
+	/* exit clauses and the call form update in place */
+	CHECK(prog_flush_free(LP_COUNT), "defer_off_no_flush");
+}
+
 static void test_no_promote(void)
 {
 	struct pl_func g;
@@ -557,6 +621,7 @@ int main(void)
 	test_programs(f);
 	test_shapes(f);
 	test_no_promote();
+	test_defer();
 	test_errors();
 	test_call_text();
 	test_assemble(f);

@@ -129,6 +129,7 @@ static const char hand[] =
 	"\n"
 	"$L__top:\n"
 	"\tld.param.u64 \t%rd1, [first_param_0];\n"
+	"\tld.global.nc.L1::evict_last.u32 \t%r2, [%rd1];\n"
 	"\tmov.u32 \t%r1, %tid.x; // ret; in a comment\n"
 	"\tsetp.eq.s32 \t%p1, %r1, 0;\n"
 	"\t@%p1 ret;\n"
@@ -242,6 +243,10 @@ static void test_read(void)
 	CHECK(f && f->nsites == 1 && f->sites[0].kind == PTX_SITE_FALLOFF,
 	      "read/falling off the end is an exit");
 	CHECK(f && !f->referenced, "read/unreferenced entry");
+	CHECK(f && f->t0_at > f->entry_at && m->text[f->t0_at] == '}',
+	      "read/straight-line start runs to the end");
+	f = ptx_find_entry(m, "first");
+	CHECK(f && f->t0_at == f->entry_at, "read/label ends the start");
 	f = ptx_find_entry(m, "first");
 	CHECK(f && ptx_ctx_offset(f) == 48, "read/context parameter offset");
 	f = ptx_find_entry(m, "second");
@@ -278,7 +283,8 @@ static void test_splice_launch_words(void)
 	struct ptx_splice_req req = {
 		.names = names,
 		.entry = "\t.reg .b64 %w;\n\tadd.u64 %w, %gt_launch, %gt_launch_ns;\n"
-			 "\tadd.u64 %w, %w, %gt_kernel;\n",
+			 "\tadd.u64 %w, %w, %gt_kernel;\n"
+			 "\tadd.u64 %w, %w, %gt_w19;\n",
 	};
 
 	if (ptx_parse(hand, strlen(hand), &m, err, sizeof(err)))
@@ -287,12 +293,122 @@ static void test_splice_launch_words(void)
 	      "splice/launch words: one kernel");
 	CHECK(out && contains(out, "ld.param.u64 \t%gt_launch, [__gt_ctx+8];") &&
 	      contains(out, "ld.param.u64 \t%gt_launch_ns, [__gt_ctx+16];") &&
-	      contains(out, "ld.param.u64 \t%gt_kernel, [__gt_ctx+24];"),
+	      contains(out, "ld.param.u64 \t%gt_kernel, [__gt_ctx+24];") &&
+	      contains(out, "ld.param.u64 \t%gt_w19, [__gt_ctx+152];") &&
+	      !contains(out, "%gt_w4"),
 	      "splice/launch words loaded from the parameter");
 	CHECK(out && ptx_ctx_offset(ptx_find_entry(m, "first")) % 8 == 0,
 	      "splice/launch parameter 8-aligned");
 	free(out);
+	out = NULL;
+	req.entry = "\tmov.u64 %x, %gt_w20;\n";
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) < 0 &&
+	      contains(err, "%gt_w20"), "splice/word past the parameter");
+	free(out);
 	ptx_free(m);
+}
+
+/* %gt_t0lo is read after the kernel's straight-line start. */
+static void test_splice_t0lo(void)
+{
+	static const char k[] =
+		".version 7.4\n.target sm_75\n.address_size 64\n"
+		".visible .entry k(.param .u32 n)\n{\n"
+		"\t.reg .pred %p<2>;\n\t.reg .b32 %r<3>;\n"
+		"\tld.param.u32 %r1, [n];\n"
+		"\tmov.u32 %r2, %tid.x;\n"
+		"\tsetp.ge.u32 %p1, %r2, %r1;\n"
+		"\t@%p1 bra $L_end;\n"
+		"\tadd.u32 %r2, %r2, 1;\n"
+		"$L_end:\n\tret;\n}\n";
+	const char *names[] = { "k", NULL };
+	struct ptx_splice_req req = {
+		.names = names,
+		.exit = "\t.reg .b32 %x;\n\tmov.u32 %x, %gt_t0lo;\n",
+	};
+	struct ptx_module *m;
+	char err[256], *out = NULL;
+	const char *t0, *br;
+
+	if (ptx_parse(k, strlen(k), &m, err, sizeof(err)))
+		return;
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "t0lo/splices");
+	t0 = out ? strstr(out, "mov.u32 \t%gt_t0lo, %globaltimer_lo;") : NULL;
+	br = out ? strstr(out, "@%p1 bra $L_end;") : NULL;
+	CHECK(t0 && br && t0 < br && strstr(out, "setp.ge.u32 %p1") < t0 &&
+	      count_of(out, "%globaltimer_lo") == 1,
+	      "t0lo/read once, before the first branch");
+	free(out);
+	out = NULL;
+	/* an entry text that reads it: at the entry, before that text */
+	req.entry = "\t.reg .b32 %y;\n\tmov.u32 %y, %gt_t0lo;\n";
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "t0lo/entry");
+	t0 = out ? strstr(out, "mov.u32 \t%gt_t0lo, %globaltimer_lo;") : NULL;
+	CHECK(t0 && t0 < strstr(out, "mov.u32 %y, %gt_t0lo;") &&
+	      t0 < strstr(out, "ld.param.u32 %r1") &&
+	      count_of(out, "%globaltimer_lo") == 1,
+	      "t0lo/at the entry when the entry text uses it");
+	free(out);
+	ptx_free(m);
+}
+
+/* Deferred update registers are declared once, at kernel scope. */
+static void test_splice_deferred(void)
+{
+	const char *names[] = { "third", NULL };
+	struct ptx_splice_req req = {
+		.names = names,
+		.entry = "\tmov.pred %gt_d3_0p, 0;\n\tmov.b64 %gt_d3_0a, 8;\n"
+			 "\tmov.b64 %gt_d3_0v, 1;\n\tmov.pred %gt_d3_0p, 1;\n",
+		.exit = "\t@%gt_d3_0p red.global.add.u64 [%gt_d3_0a], %gt_d3_0v;\n",
+	};
+	struct ptx_module *m;
+	char err[256], *out = NULL;
+
+	if (ptx_parse(hand, strlen(hand), &m, err, sizeof(err)))
+		return;
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1 &&
+	      count_of(out, ".reg .pred \t%gt_d3_0p;") == 1 &&
+	      count_of(out, ".reg .b64 \t%gt_d3_0a;") == 1 &&
+	      count_of(out, ".reg .b64 \t%gt_d3_0v;") == 1,
+	      "splice/deferred registers declared once");
+	free(out);
+	ptx_free(m);
+}
+
+/* Only the decls functions the probe texts reach, whole names only. */
+static void test_prune(void)
+{
+	static const char decls[] =
+		"// runtime\n"
+		".func __gt_a(.param .u64 x)\n{\n\tcall __gt_b, (x);\n\tret;\n}\n"
+		"\t// .globl\t__gt_c\n"
+		"\t// .globl\t__gt_b\n"
+		".func __gt_b(.param .u64 y)\n{\n\tret;\n}\n"
+		".func __gt_a0()\n{\n\tld.global.nc.L1::evict_last.u32 %r1, [%rd1];\n\tret;\n}\n"
+		".func __gt_c()\n{\n\tcall __gt_a0, ();\n\tret;\n}\n";
+	const char *roots[] = { "\tcall __gt_a, (%gt_ctx);\n", NULL };
+	char err[256], *out = NULL;
+
+	CHECK(ptx_prune_decls(decls, roots, 2, &out, err, sizeof(err)) == 0 &&
+	      contains(out, ".func __gt_a(") && contains(out, ".func __gt_b(") &&
+	      !contains(out, ".func __gt_a0") && !contains(out, ".func __gt_c"),
+	      "prune/what the roots call, transitively");
+	CHECK(out && strstr(out, "__gt_a(") < strstr(out, "__gt_b("),
+	      "prune/order kept");
+	free(out);
+	roots[0] = "\tmov.u32 %x, 1;\n";
+	CHECK(ptx_prune_decls(decls, roots, 2, &out, err, sizeof(err)) == 0 &&
+	      out && !out[0], "prune/nothing called, nothing kept");
+	free(out);
+	roots[1] = "call __gt_c, ();";
+	CHECK(ptx_prune_decls(decls, roots, 2, &out, err, sizeof(err)) == 0 &&
+	      contains(out, ".func __gt_c(") && contains(out, ".func __gt_a0(") &&
+	      !contains(out, ".func __gt_a("), "prune/second root");
+	free(out);
+	CHECK(ptx_prune_decls(".func f(\n", roots, 2, &out, err,
+			      sizeof(err)) == -EINVAL && !out,
+	      "prune/bad decls");
 }
 
 static void test_splice_shape(void)
@@ -881,6 +997,9 @@ int main(void)
 	test_read();
 	test_splice_shape();
 	test_splice_launch_words();
+	test_splice_t0lo();
+	test_splice_deferred();
+	test_prune();
 	test_splice_options();
 	test_errors();
 	test_nvcc();
