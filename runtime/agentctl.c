@@ -240,20 +240,16 @@ static int open_socket(struct agentctl *ac)
 	return 0;
 }
 
+#define SEG_ALL (AGENT_SEG_REGIONS * AGENT_SEG_BYTES)	/* sparse */
+
 /* Not close-on-exec: the child inherits it under the same number. */
 static int open_segment(struct agentctl *ac)
 {
-	void *p;
-
 	ac->seg_fd = memfd_create("gputrace-maps", 0);
 	if (ac->seg_fd < 0)
 		return -errno;
-	if (ftruncate(ac->seg_fd, AGENT_SEG_BYTES))
+	if (ftruncate(ac->seg_fd, SEG_ALL))
 		return -errno;
-	p = mmap(NULL, AGENT_SEG_BYTES, PROT_READ, MAP_SHARED, ac->seg_fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	ac->seg = p;
 	return 0;
 }
 
@@ -395,14 +391,17 @@ void agentctl_free(struct agentctl *ac)
 		return;
 	for (int i = 0; i < ac->nconns; i++)
 		conn_close(ac, &ac->conns[i]);
+	for (int i = 0; i < ac->nconns; i++)
+		free_imgs(ac->conns[i].imgs, ac->conns[i].nimgs);
 	free(ac->conns);
-	free_imgs(ac->imgs, ac->nimgs);
+	free(ac->imgs);		/* a view: the data belongs to the conns */
 	if (ac->ep >= 0)
 		close(ac->ep);
 	if (ac->lfd >= 0)
 		close(ac->lfd);
-	if (ac->seg)
-		munmap((void *)ac->seg, AGENT_SEG_BYTES);
+	for (int r = 0; r < AGENT_SEG_REGIONS; r++)
+		if (ac->seg[r])
+			munmap((void *)ac->seg[r], AGENT_SEG_BYTES);
 	if (ac->seg_fd >= 0)
 		close(ac->seg_fd);
 	if (ac->sock_path)
@@ -457,24 +456,62 @@ static bool img_ok(const struct agentctl *ac, const struct agent_seg_map *im)
 	return devrt_map_bytes(&t) == im->bytes;
 }
 
-/*
- * After C's DONE or BYE for SEQ: copy the segment if C wrote it (the
- * header says SEQ; an agent that does not own the segment writes
- * nothing).  The copy outlives the agent and the next writer.
- */
-static int seg_copy(struct agentctl *ac, const struct agentctl_conn *c,
-		    uint64_t seq)
+/* ac->imgs: every connection's latest images, in connection order. */
+static int gather(struct agentctl *ac)
 {
-	const struct agent_seg_hdr *h = (const void *)ac->seg;
+	struct agentctl_img *v;
+	int n = 0;
+
+	for (int i = 0; i < ac->nconns; i++)
+		n += ac->conns[i].nimgs;
+	v = calloc((size_t)n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	for (int i = 0; i < ac->nconns; i++) {
+		if (!ac->conns[i].nimgs)
+			continue;
+		memcpy(v + n, ac->conns[i].imgs,
+		       (size_t)ac->conns[i].nimgs * sizeof(*v));
+		n += ac->conns[i].nimgs;
+	}
+	free(ac->imgs);
+	ac->imgs = v;
+	ac->nimgs = n;
+	return 0;
+}
+
+/*
+ * After C's DONE or BYE for SEQ naming REGION: copy the region if C
+ * wrote it (its header says SEQ).  The copy outlives the agent and the
+ * region's next writer.
+ */
+static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
+		    uint64_t seq, uint32_t region)
+{
+	const struct agent_seg_hdr *h;
 	const uint64_t maximg = (AGENT_SEG_BYTES - sizeof(*h)) /
 				sizeof(struct agent_seg_map);
 	struct agentctl_img *v;
-	uint32_t n = h->nimages;
+	uint32_t n;
 	int k = 0, bad = 0;
 
+	if (region >= AGENT_SEG_REGIONS)
+		return -EINVAL;
+	if (!ac->seg[region]) {
+		/* mapped when first written: the segment is 8 GiB sparse */
+		void *p = mmap(NULL, AGENT_SEG_BYTES, PROT_READ, MAP_SHARED,
+			       ac->seg_fd, (off_t)region * AGENT_SEG_BYTES);
+
+		if (p == MAP_FAILED)
+			return -errno;
+		ac->seg[region] = p;
+	}
+	h = (const void *)ac->seg[region];
 	if (h->magic != AGENT_SEG_MAGIC || h->seq != seq)
 		return 0;
-	if (seq == ac->have_seq)
+	n = h->nimages;
+	if (seq == c->have_seq)
 		return 0;		/* a BYE after its last DONE */
 	if (n > maximg) {
 		fprintf(stderr, "gputrace: agent in process %d: the snapshot segment is not valid\n",
@@ -502,18 +539,19 @@ static int seg_copy(struct agentctl *ac, const struct agentctl_conn *c,
 				free_imgs(v, k);
 				return -ENOMEM;
 			}
-			memcpy(v[k].data, ac->seg + im.offset, im.bytes);
+			memcpy(v[k].data, (const uint8_t *)h + im.offset,
+			       im.bytes);
 		}
 		k++;
 	}
 	if (bad)
 		fprintf(stderr, "gputrace: agent in process %d: %d map images do not match the configuration; ignored\n",
 			c->pid, bad);
-	free_imgs(ac->imgs, ac->nimgs);
-	ac->imgs = v;
-	ac->nimgs = k;
-	ac->have_seq = seq;
-	return 0;
+	free_imgs(c->imgs, c->nimgs);
+	c->imgs = v;
+	c->nimgs = k;
+	c->have_seq = seq;
+	return gather(ac);
 }
 
 static uint64_t now_ms(void)
@@ -590,12 +628,15 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 	struct agentctl_conn *c = &ac->conns[ci];
 	struct agent_msg m;
 	const uint8_t *pl = buf + sizeof(m);
+	uint32_t region = 0;
 
 	if (n < sizeof(m))
 		return;
 	memcpy(&m, buf, sizeof(m));
 	if (m.len != n - sizeof(m))
 		return;
+	if (m.len >= 4)
+		memcpy(&region, pl, 4);	/* DONE, BYE: the region written */
 	switch (m.type) {
 	case AGENT_MSG_HELLO:
 		if (m.len >= 4) {
@@ -612,9 +653,13 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 	case AGENT_MSG_REPORT:
 		report(ac, (const char *)pl, m.len);
 		break;
+	case AGENT_MSG_CUDA:
+		c->cuda = true;
+		break;
 	case AGENT_MSG_SNAPSHOT_DONE:
 		if (c->want && m.seq == c->want) {
-			seg_copy(ac, c, m.seq);
+			if (m.len >= 4)
+				seg_copy(ac, c, m.seq, region);
 			c->got = true;
 		}
 		break;
@@ -622,8 +667,8 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		deliver_printf(ac, pl, m.len);
 		break;
 	case AGENT_MSG_BYE:
-		if (!c->bye)
-			seg_copy(ac, c, m.seq);
+		if (!c->bye && m.len >= 4)
+			seg_copy(ac, c, m.seq, region);
 		c->bye = true;
 		break;
 	default:
@@ -646,7 +691,8 @@ static int drain(struct agentctl *ac, int ci)
 		if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (len <= 0) {
-			if (c->hello && !c->bye)
+			/* a shell wrapper leaving with _exit lost nothing */
+			if (c->hello && !c->bye && c->cuda)
 				fprintf(stderr, "gputrace: the agent in process %d went away without a final snapshot; its maps are from the last one\n",
 					c->pid);
 			conn_close(ac, c);

@@ -21,9 +21,14 @@ struct agentctl_conn {
 	int fd;				/* -1 once gone */
 	int pid;
 	bool hello, bye, gone;
+	bool cuda;			/* it launched kernels: it has maps */
 	bool late_told;
 	uint64_t want;			/* seq of our outstanding SNAPSHOT */
 	bool got;			/* its DONE came */
+	/* its latest snapshot (outlives the process) */
+	struct agentctl_img *imgs;
+	int nimgs;
+	uint64_t have_seq;		/* its seq */
 };
 
 /* Raw device entries of one map: key bytes -> value words. */
@@ -51,13 +56,13 @@ struct agentctl {
 	char *env_str[4];
 	const char *env[5];
 	int lfd, ep, seg_fd;
-	const uint8_t *seg;		/* AGENT_SEG_BYTES, read-only */
+	/* the segment's regions, read-only, mapped once an agent wrote */
+	const uint8_t *seg[AGENT_SEG_REGIONS];
 	struct agentctl_conn *conns;
 	int nconns, capconns;
-	/* the latest snapshot: one process (the segment's owner) writes */
+	/* every process's latest snapshot, one list (data owned by conns) */
 	struct agentctl_img *imgs;
 	int nimgs;
-	uint64_t have_seq;		/* its seq */
 	const struct unit *u;
 	struct agent_config cfg;	/* nmaps == 0 until configured */
 	struct agentctl_cb cb;

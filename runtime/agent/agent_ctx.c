@@ -451,19 +451,19 @@ void agent_ctx_sync_all(void)
 
 int agent_ctx_snapshot(uint64_t seq, bool final)
 {
-	struct agent_seg_hdr *h = (struct agent_seg_hdr *)agent.seg;
+	struct agent_seg_hdr *h;
 	uint32_t n = 0, j = 0;
 	size_t off;
 	CUcontext old;
 	int ret = 0;
 
-	if (!agent.seg)
-		return -ENODEV;
 	pthread_mutex_lock(&agent_ctx_lock);
-	if (!agent_seg_claim()) {
+	/* no CUDA here (a shell wrapper): no region taken from the others */
+	if (!ctxs || !agent_seg_claim()) {
 		pthread_mutex_unlock(&agent_ctx_lock);
 		return -EBUSY;
 	}
+	h = (struct agent_seg_hdr *)agent.seg;
 	for (struct agent_actx *a = ctxs; a; a = a->next)
 		for (int i = 0; !a->failed && i < agent.cfg.nmaps; i++)
 			n += a->descs[i].kind != DEVRT_K_NONE;

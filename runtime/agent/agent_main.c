@@ -23,7 +23,7 @@
 
 #include "runtime/agent/agent_priv.h"
 
-struct agent_state agent = { .sock = -1, .seg_fd = -1 };
+struct agent_state agent = { .sock = -1, .seg_fd = -1, .seg_region = -1 };
 
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -151,22 +151,44 @@ void agent_report_once(const char *fmt, ...)
 
 bool agent_seg_claim(void)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-			    .l_start = 0, .l_len = 1 };
-
-	if (!agent.seg)
-		return false;
-	if (agent.seg_claimed)
+	if (agent.seg)
 		return true;
-	/* record locks are per process: exactly one process writes */
-	if (fcntl(agent.seg_fd, F_SETLK, &fl) < 0) {
-		agent_report_once("pid %d: the map segment belongs to another "
-				  "process of this session; its device maps are "
-				  "not collected", (int)getpid());
+	if (agent.seg_fd < 0)
 		return false;
+	/* record locks are per process: one process per region */
+	for (int r = 0; r < agent.seg_regions; r++) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = r, .l_len = 1 };
+		void *p;
+
+		if (fcntl(agent.seg_fd, F_SETLK, &fl) < 0)
+			continue;
+		/* only our region is mapped (the segment is 8 GiB sparse) */
+		p = mmap(NULL, AGENT_SEG_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, agent.seg_fd, (off_t)r * AGENT_SEG_BYTES);
+		if (p == MAP_FAILED) {
+			agent_report_once("cannot map the map segment: %s; "
+					  "device maps are not collected",
+					  strerror(errno));
+			return false;
+		}
+		agent.seg_region = r;
+		agent.seg = p;
+		agent.seg_len = AGENT_SEG_BYTES;
+		return true;
 	}
-	agent.seg_claimed = true;
-	return true;
+	agent_report_once("pid %d: every region of the map segment belongs to "
+			  "another process of this session; its device maps "
+			  "are not collected", (int)getpid());
+	return false;
+}
+
+int agent_send_done(uint32_t type, uint64_t seq)
+{
+	uint32_t r = (uint32_t)agent.seg_region;
+
+	return agent.seg_region < 0 ? agent_send(type, seq, NULL, 0) :
+	       agent_send(type, seq, &r, sizeof(r));
 }
 
 void agent_detach(const char *why)
@@ -182,7 +204,7 @@ static void send_bye(void)
 	if (bye_sent)
 		return;
 	bye_sent = 1;
-	agent_send(AGENT_MSG_BYE, agent.snap_seq, NULL, 0);
+	agent_send_done(AGENT_MSG_BYE, agent.snap_seq);
 }
 
 /*
@@ -219,6 +241,8 @@ void agent_saw_cuda(void)
 	if (!exit_registered && agent.active) {
 		atexit(agent_exit);
 		__atomic_store_n(&exit_registered, 1, __ATOMIC_RELEASE);
+		/* from now on a missing BYE may lose device maps */
+		agent_send(AGENT_MSG_CUDA, 0, NULL, 0);
 	}
 	pthread_mutex_unlock(&once_lock);
 }
@@ -248,21 +272,17 @@ static int map_segment(const char *s)
 	struct stat st;
 	char *end;
 	long fd = strtol(s, &end, 10);
-	void *p;
 
 	if (*s == '\0' || *end || fd < 0 || fd > 1 << 20)
 		return -EINVAL;
 	if (fstat((int)fd, &st) < 0)
 		return -errno;
-	if ((uint64_t)st.st_size < sizeof(struct agent_seg_hdr))
+	/* whole regions only, mapped once claimed */
+	if ((uint64_t)st.st_size < AGENT_SEG_BYTES)
 		return -EINVAL;
-	agent.seg_len = (uint64_t)st.st_size < AGENT_SEG_BYTES ?
-			(size_t)st.st_size : AGENT_SEG_BYTES;
-	p = mmap(NULL, agent.seg_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 (int)fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	agent.seg = p;
+	agent.seg_regions = (uint64_t)st.st_size / AGENT_SEG_BYTES >
+			    AGENT_SEG_REGIONS ? AGENT_SEG_REGIONS :
+			    (int)((uint64_t)st.st_size / AGENT_SEG_BYTES);
 	agent.seg_fd = (int)fd;
 	return 0;
 }
@@ -271,8 +291,9 @@ static int map_segment(const char *s)
 static void after_fork_child(void)
 {
 	agent.active = false;
+	agent.seg_fd = -1;	/* the region and its lock are the parent's */
 	agent.seg = NULL;
-	agent.seg_claimed = false;
+	agent.seg_region = -1;
 	if (agent.sock >= 0)
 		close(agent.sock);
 	agent.sock = -1;

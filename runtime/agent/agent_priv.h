@@ -80,10 +80,11 @@ struct agent_state {
 	bool active;		/* config read, probes to install */
 	bool standalone;	/* no tracer socket: reports on stderr */
 	int sock;		/* -1: none */
-	uint8_t *seg;		/* shared segment, NULL: none */
+	int seg_fd;		/* the shared segment, -1: none */
+	int seg_regions;	/* whole regions it has */
+	uint8_t *seg;		/* this process's region, NULL until claimed */
 	size_t seg_len;
-	int seg_fd;
-	bool seg_claimed;	/* this process writes the segment */
+	int seg_region;		/* its index, -1: none */
 	pid_t pid;
 	struct agent_config cfg;
 	volatile int detached;	/* stop instrumenting new launches */
@@ -106,8 +107,10 @@ int agent_send(uint32_t type, uint64_t seq, const void *payload,
 void agent_sock_close(void) AGENT_HIDDEN;
 /* A launch reached us: register the exit handler (once). */
 void agent_saw_cuda(void) AGENT_HIDDEN;
-/* Claim the segment for this process (first instrumenting process). */
+/* Claim a region of the segment for this process (sets agent.seg). */
 bool agent_seg_claim(void) AGENT_HIDDEN;
+/* DONE or BYE for SEQ, naming this process's region if it has one. */
+int agent_send_done(uint32_t type, uint64_t seq) AGENT_HIDDEN;
 /* The tracer went away or asked us to: originals from now on. */
 void agent_detach(const char *why) AGENT_HIDDEN;
 

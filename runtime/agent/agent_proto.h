@@ -7,8 +7,8 @@
  *  - A Unix SOCK_SEQPACKET socket (GPUTRACE_AGENT_SOCK=path): the agent
  *    connects, then messages flow both ways, one per packet.
  *  - A shared-memory segment (a memfd the target inherits,
- *    GPUTRACE_AGENT_SEG=fd): device map snapshots, written by the agent,
- *    read by the tracer.
+ *    GPUTRACE_AGENT_SEG=fd): device map snapshots, written by the agents
+ *    (a region per process), read by the tracer.
  *
  * The launch parameter: every instrumented kernel gets one added
  * by-value parameter `.param .align 8 .b8 __gt_ctx[160]` holding
@@ -70,6 +70,7 @@ enum agent_msg_type {
 	AGENT_MSG_PRINTF,	/* agent: printf records, see agent_printf_rec */
 	AGENT_MSG_DETACH,	/* tracer: restore the original launches */
 	AGENT_MSG_BYE,		/* agent: the process exits; final snapshot in the segment */
+	AGENT_MSG_CUDA,		/* agent: this process launched a kernel (once) */
 };
 
 struct agent_msg {
@@ -87,12 +88,18 @@ struct agent_printf_rec {
 };
 
 /*
- * The segment: this header, then one image per (context, map), each
- * described by an agent_seg_map and 8-aligned.  The agent writes the
- * images, then the header's seq (last); the tracer reads after DONE/BYE.
+ * The segment: AGENT_SEG_REGIONS regions of AGENT_SEG_BYTES, one per
+ * process of the target that has device maps (a launcher starting one
+ * process per GPU): a process claims region r with a record lock on the
+ * segment's byte r and names r in its DONE and BYE payloads (u32); no
+ * payload: it wrote nothing.  A region: this header, then one image per
+ * (context, map), each described by an agent_seg_map and 8-aligned.  The
+ * agent writes the images, then the header's seq (last); the tracer
+ * reads after DONE/BYE.
  */
 #define AGENT_SEG_MAGIC 0x67657374726163ull
 #define AGENT_SEG_BYTES (512ull << 20)	/* sparse: pages exist once written */
+#define AGENT_SEG_REGIONS 16
 
 struct agent_seg_map {
 	uint32_t map;		/* device map id */

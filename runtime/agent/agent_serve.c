@@ -52,7 +52,7 @@ static void on_message(void)
 	case AGENT_MSG_SNAPSHOT:
 		if (agent_ctx_snapshot(u.m.seq, false) == 0)
 			agent.snap_seq = u.m.seq;
-		agent_send(AGENT_MSG_SNAPSHOT_DONE, u.m.seq, NULL, 0);
+		agent_send_done(AGENT_MSG_SNAPSHOT_DONE, u.m.seq);
 		break;
 	case AGENT_MSG_DETACH:
 		agent_detach("the tracer detached");

@@ -310,7 +310,8 @@ static void test_config(void)
 struct fake {
 	const char *sock, *cfg_path;
 	int seg_fd;
-	bool passive;		/* does not own the segment: writes nothing */
+	bool passive;		/* no CUDA in this process: writes nothing */
+	bool second;		/* a process of its own GPU: region 1, @c only */
 	int snapshots;
 	int hello;
 	int ok;			/* everything it expected came */
@@ -445,19 +446,34 @@ static void write_snapshot(const struct agent_config *c, uint8_t *seg,
 	h->seq = seq;
 }
 
+/* The second process: @c = 1000 on its GPU (1), in its region. */
+static void write_second(const struct agent_config *c, uint8_t *seg,
+			 uint64_t seq)
+{
+	struct segw w = { .seg = seg, .off = 65536, .c = c };
+	struct agent_seg_hdr *h = (void *)seg;
+	struct devrt_map_desc d;
+	uint8_t *p = img(&w, M_C, 1, 0, 0, &d);
+
+	h->magic = AGENT_SEG_MAGIC;
+	slot(&d, p, 5, 0, NULL, (uint64_t[]){ 1000 }, 1);
+	h->nimages = w.n;
+	h->seq = seq;
+}
+
 static void *fake_agent(void *arg)
 {
 	struct fake *f = arg;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct agent_config c;
 	uint8_t buf[256], *seg;
-	uint32_t pid = 4242;
+	uint32_t pid = 4242, region = f->second ? 1 : 0;
 	int fd, phase = 0;
 
 	if (agent_config_read(f->cfg_path, &c))
 		return NULL;
 	seg = mmap(NULL, AGENT_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   f->seg_fd, 0);
+		   f->seg_fd, f->second ? AGENT_SEG_BYTES : 0);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	strcpy(sa.sun_path, f->sock);
 	if (seg == MAP_FAILED || fd < 0 ||
@@ -466,7 +482,9 @@ static void *fake_agent(void *arg)
 		return NULL;
 	}
 	send_msg(fd, AGENT_MSG_HELLO, 0, &pid, 4);
-	if (f->passive)
+	if (!f->passive)
+		send_msg(fd, AGENT_MSG_CUDA, 0, NULL, 0);
+	if (f->passive || f->second)
 		goto serve;
 	for (int i = 0; i < 2; i++)
 		send_msg(fd, AGENT_MSG_REPORT, 0,
@@ -499,14 +517,21 @@ serve:
 			break;
 		memcpy(&m, buf, sizeof(m));
 		if (m.type == AGENT_MSG_SNAPSHOT) {
-			if (!f->passive)
+			if (f->second)
+				write_second(&c, seg, m.seq);
+			else if (!f->passive)
 				write_snapshot(&c, seg, ++phase, m.seq);
 			f->snapshots++;
-			send_msg(fd, AGENT_MSG_SNAPSHOT_DONE, m.seq, NULL, 0);
+			/* DONE names the region written; none: nothing */
+			send_msg(fd, AGENT_MSG_SNAPSHOT_DONE, m.seq, &region,
+				 f->passive ? 0 : 4);
 		} else if (m.type == AGENT_MSG_DETACH) {
-			if (!f->passive)
+			if (f->second)
+				write_second(&c, seg, 1000);
+			else if (!f->passive)
 				write_snapshot(&c, seg, 3, 1000);
-			send_msg(fd, AGENT_MSG_BYE, f->passive ? 0 : 1000, NULL, 0);
+			send_msg(fd, AGENT_MSG_BYE, f->passive ? 0 : 1000,
+				 &region, f->passive ? 0 : 4);
 			f->ok = 1;
 			break;
 		}
@@ -580,8 +605,9 @@ static void check_merge(struct agentctl *ac)
 	e = host_entry(&om);
 	e->val.type = OV_UINT;
 	e->val.i = 5;
-	CHECK(!agentctl_merge(ac, M_C, &om) && om.n == 1 && om.entries[0].val.i == 12,
-	      "merge/unkeyed count: host 5 + device 3 + 4");
+	CHECK(!agentctl_merge(ac, M_C, &om) && om.n == 1 &&
+	      om.entries[0].val.i == 1012,
+	      "merge/unkeyed count: host 5 + device 3 + 4 + 1000 (process 2)");
 	maps_out_free(&om);
 
 	host_map(&om, M_K, OA_COUNT);
@@ -696,13 +722,13 @@ static void test_agent(void)
 {
 	struct agentctl_opts o = { .agent_lib = "/proc/self/exe", .cache_dir = "" };
 	struct agentctl_cb cb = { .on_printf = on_printf };
-	struct fake f = { 0 }, f2 = { .passive = true };
+	struct fake f = { 0 }, f2 = { .passive = true }, f3 = { .second = true };
 	struct agentctl *ac;
 	const char *const *env;
 	struct agent_config rc;
 	struct out_map om;
 	char dir[PATH_MAX], *errs;
-	pthread_t th, th2;
+	pthread_t th, th2, th3;
 	int n;
 
 	grab_stderr();
@@ -749,18 +775,25 @@ static void test_agent(void)
 	f2.cfg_path = f.cfg_path;
 	f2.sock = f.sock;
 	f2.seg_fd = f.seg_fd;
+	f3.cfg_path = f.cfg_path;
+	f3.sock = f.sock;
+	f3.seg_fd = f.seg_fd;
 	grab_stderr();
 	/* a process that never used CUDA first, then the segment's owner */
 	pthread_create(&th2, NULL, fake_agent, &f2);
 	for (n = 0; n < 100 && !__atomic_load_n(&f2.hello, __ATOMIC_ACQUIRE); n++)
 		agentctl_poll(ac, 20);
 	pthread_create(&th, NULL, fake_agent, &f);
+	/* and a process on another GPU, with maps in a region of its own */
+	pthread_create(&th3, NULL, fake_agent, &f3);
 	for (n = 0; n < 100 && (!__atomic_load_n(&f.hello, __ATOMIC_ACQUIRE) ||
+				!__atomic_load_n(&f3.hello, __ATOMIC_ACQUIRE) ||
 				!nprintf); n++)
 		agentctl_poll(ac, 20);
 	agentctl_snapshot(ac, 5000);
 	errs = release_stderr();
-	CHECK(agentctl_connected(ac) && f.snapshots == 1 && f2.snapshots == 1,
+	CHECK(agentctl_connected(ac) && f.snapshots == 1 && f2.snapshots == 1 &&
+	      f3.snapshots == 1,
 	      "agent/hello, snapshot from both");
 	CHECK(nprintf == 1 && printf_val == -77, "agent/printf: only the valid record");
 	CHECK(count_of(errs, "gputrace: skipped k1: no PTX (SASS only: sm_80)\n") == 1,
@@ -792,18 +825,68 @@ static void test_agent(void)
 	agentctl_detach(ac);
 	pthread_join(th, NULL);
 	pthread_join(th2, NULL);
+	pthread_join(th3, NULL);
 	agentctl_snapshot(ac, 1000);
 	errs = release_stderr();
-	CHECK(f.ok && f2.ok && f.snapshots == 2, "bye/agents saw detach");
+	CHECK(f.ok && f2.ok && f3.ok && f.snapshots == 2,
+	      "bye/agents saw detach");
 	CHECK(!count_of(errs, "went away") && !count_of(errs, "in time"),
 	      "bye/no complaint");
 	free(errs);
 	host_map(&om, M_C, OA_COUNT);
 	CHECK(!agentctl_merge(ac, M_C, &om) && om.n == 1 &&
-	      om.entries[0].val.i == 104, "bye/final snapshot used");
+	      om.entries[0].val.i == 1104,
+	      "bye/final snapshots of both processes used");
 	maps_out_free(&om);
 	agentctl_free(ac);
 	CHECK(access(dir, F_OK) && errno == ENOENT, "agent/files removed");
+}
+
+/*
+ * Processes leaving without BYE: one that launched kernels is told about
+ * (its last maps stand), a shell wrapper that never did is not.
+ */
+static void test_went_away(void)
+{
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe", .cache_dir = "" };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *const *env;
+	struct agentctl *ac;
+	char *errs;
+
+	if (agentctl_open(&o, &ac)) {
+		CHECK(0, "away/open");
+		return;
+	}
+	agentctl_configure(ac, &unit, &dset);
+	env = agentctl_env(ac);
+	for (int i = 1; env[i]; i++)
+		if (!strncmp(env[i], AGENT_ENV_SOCK "=", strlen(AGENT_ENV_SOCK) + 1))
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+				 env[i] + strlen(AGENT_ENV_SOCK) + 1);
+	grab_stderr();
+	for (uint32_t pid = 100; pid < 102; pid++) {
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		send_msg(fd, AGENT_MSG_HELLO, 0, &pid, 4);
+		if (pid == 101)
+			send_msg(fd, AGENT_MSG_CUDA, 0, NULL, 0);
+		for (int n = 0; n < 5; n++)
+			agentctl_poll(ac, 20);
+		close(fd);
+		for (int n = 0; n < 5; n++)
+			agentctl_poll(ac, 20);
+	}
+	errs = release_stderr();
+	CHECK(count_of(errs, "process 101 went away") == 1 &&
+	      !count_of(errs, "process 100"), "away/told only if it had maps");
+	free(errs);
+	agentctl_free(ac);
 }
 
 /* An agent that never comes: no device part, no error, no wait. */
@@ -999,6 +1082,7 @@ int main(void)
 	setup_unit();
 	test_config();
 	test_agent();
+	test_went_away();
 	test_no_agent();
 	test_dryrun();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
