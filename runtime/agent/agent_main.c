@@ -170,6 +170,8 @@ bool agent_seg_claim(void)
 			agent_report_once("cannot map the map segment: %s; "
 					  "device maps are not collected",
 					  strerror(errno));
+			fl.l_type = F_UNLCK;	/* the region stays free */
+			fcntl(agent.seg_fd, F_SETLK, &fl);
 			return false;
 		}
 		agent.seg_region = r;
@@ -272,6 +274,7 @@ static int map_segment(const char *s)
 	struct stat st;
 	char *end;
 	long fd = strtol(s, &end, 10);
+	uint64_t n;
 
 	if (*s == '\0' || *end || fd < 0 || fd > 1 << 20)
 		return -EINVAL;
@@ -280,9 +283,8 @@ static int map_segment(const char *s)
 	/* whole regions only, mapped once claimed */
 	if ((uint64_t)st.st_size < AGENT_SEG_BYTES)
 		return -EINVAL;
-	agent.seg_regions = (uint64_t)st.st_size / AGENT_SEG_BYTES >
-			    AGENT_SEG_REGIONS ? AGENT_SEG_REGIONS :
-			    (int)((uint64_t)st.st_size / AGENT_SEG_BYTES);
+	n = (uint64_t)st.st_size / AGENT_SEG_BYTES;
+	agent.seg_regions = n > AGENT_SEG_REGIONS ? AGENT_SEG_REGIONS : (int)n;
 	agent.seg_fd = (int)fd;
 	return 0;
 }

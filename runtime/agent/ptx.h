@@ -11,6 +11,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A character of a PTX identifier after its first ("%r1", "$L__BB0_2"). */
+static inline bool ptx_ident_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
 /* Name of the parameter appended to every instrumented .entry. */
 #define PTX_CTX_PARAM "__gt_ctx"
 /*

@@ -18,12 +18,6 @@
 
 static const char hdr[] = ".version 7.4\n.target sm_75\n.address_size 64\n";
 
-static bool ident_char(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '$';
-}
-
 /* Is Q, in [P, ...), inside a // comment? */
 static bool in_comment(const char *p, const char *q)
 {
@@ -45,8 +39,8 @@ static bool names(const char *p, const char *end, const char *name)
 		q = memmem(q, (size_t)(end - q), name, n);
 		if (!q)
 			return false;
-		if ((q == p || !ident_char((unsigned char)q[-1])) &&
-		    (q + n == end || !ident_char((unsigned char)q[n])) &&
+		if ((q == p || !ptx_ident_char((unsigned char)q[-1])) &&
+		    (q + n == end || !ptx_ident_char((unsigned char)q[n])) &&
 		    !in_comment(p, q))
 			return true;
 	}

@@ -111,32 +111,27 @@ static int add_edit(struct job *j, size_t off, size_t del, struct sb *b)
 	return 0;
 }
 
-static bool ident_char(int c)
-{
-	return isalnum(c) || c == '_' || c == '$';
-}
-
 /* Note which of %gt_t0 and %gt_argN TEXT uses. */
 static int scan_uses(struct job *j, const char *text)
 {
 	for (const char *p = text; p && (p = strstr(p, "%gt_")); p += 4) {
 		const char *w = p + 4;
 
-		if (!strncmp(w, "t0", 2) && !ident_char((unsigned char)w[2])) {
+		if (!strncmp(w, "t0", 2) && !ptx_ident_char((unsigned char)w[2])) {
 			j->need_t0 = true;
-		} else if (!strncmp(w, "t0lo", 4) && !ident_char((unsigned char)w[4])) {
+		} else if (!strncmp(w, "t0lo", 4) && !ptx_ident_char((unsigned char)w[4])) {
 			j->need_t0lo = true;
-		} else if (!strncmp(w, "launch_ns", 9) && !ident_char((unsigned char)w[9])) {
+		} else if (!strncmp(w, "launch_ns", 9) && !ptx_ident_char((unsigned char)w[9])) {
 			j->need_word[2] = true;
-		} else if (!strncmp(w, "launch", 6) && !ident_char((unsigned char)w[6])) {
+		} else if (!strncmp(w, "launch", 6) && !ptx_ident_char((unsigned char)w[6])) {
 			j->need_word[1] = true;
-		} else if (!strncmp(w, "kernel", 6) && !ident_char((unsigned char)w[6])) {
+		} else if (!strncmp(w, "kernel", 6) && !ptx_ident_char((unsigned char)w[6])) {
 			j->need_word[3] = true;
 		} else if (w[0] == 'w' && isdigit((unsigned char)w[1])) {
 			char *end;
 			long n = strtol(w + 1, &end, 10);
 
-			if (ident_char((unsigned char)*end))
+			if (ptx_ident_char((unsigned char)*end))
 				continue;
 			if (n < 1 || n >= PTX_CTX_WORDS) {
 				snprintf(j->err, j->errlen, "probe uses %%gt_w%ld; "
@@ -150,7 +145,7 @@ static int scan_uses(struct job *j, const char *text)
 			char *end;
 			long n = strtol(w + 3, &end, 10);
 
-			if (ident_char((unsigned char)*end))
+			if (ptx_ident_char((unsigned char)*end))
 				continue;
 			if (n > PTX_MAX_ARG) {
 				snprintf(j->err, j->errlen,
@@ -272,7 +267,7 @@ static void declare_deferred(struct sb *b, const char *text)
 		while (isdigit((unsigned char)p[n]) || p[n] == '_')
 			n++;
 		if (n > 40 || !strchr("avp", p[n]) || !p[n] ||
-		    ident_char((unsigned char)p[n + 1]))
+		    ptx_ident_char((unsigned char)p[n + 1]))
 			continue;
 		snprintf(decl, sizeof(decl), "\t.reg .%s \t%.*s;\n",
 			 p[n] == 'p' ? "pred" : "b64", (int)n + 1, p);
