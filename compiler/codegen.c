@@ -111,6 +111,21 @@ static void stack_ptr(struct cg *g, int reg, int off)
 	emit(g, I_ALU64_IMM(BPF_ADD, reg, off));
 }
 
+/*
+ * r0 = lookup of SRC's map by the u64 context field at src.off (KEY: an
+ * 8-byte stack slot for the key).  Returns the jump to patch where the
+ * entry is absent (r0 == 0).
+ */
+static int lookup_by_ctx(struct cg *g, const struct builtin_src *src, int key)
+{
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, src->off));
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
+	emit_map_ref(g, BPF_REG_1, src->map);
+	stack_ptr(g, BPF_REG_2, key);
+	emit(g, I_CALL(H_MAP_LOOKUP));
+	return jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+}
+
 static void zero_mem(struct cg *g, int off, int size)
 {
 	for (int i = 0; i < size; i += 8)
@@ -308,12 +323,7 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 		/* u64 at ptr_off of map[ctx field], 0 when absent; since: age */
 		int save = g->sp, key = stack_alloc(g, 8), j1, j2;
 
-		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, src.off));
-		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
-		emit_map_ref(g, BPF_REG_1, src.map);
-		stack_ptr(g, BPF_REG_2, key);
-		emit(g, I_CALL(H_MAP_LOOKUP));
-		j1 = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		j1 = lookup_by_ctx(g, &src, key);
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, src.ptr_off));
 		if (src.since) {
 			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, key));
@@ -600,12 +610,7 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_MAP_STR) {
 			int save2 = g->sp, key = stack_alloc(g, 8), j1, j2;
 
-			emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, src.off));
-			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
-			emit_map_ref(g, BPF_REG_1, src.map);
-			stack_ptr(g, BPF_REG_2, key);
-			emit(g, I_CALL(H_MAP_LOOKUP));
-			j1 = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+			j1 = lookup_by_ctx(g, &src, key);
 			copy_mem(g, BPF_REG_0, 0, dst, GT_STRLEN);
 			j2 = jmp_fwd(g, I_JA(0));
 			patch(g, j1);
