@@ -13,26 +13,10 @@
 #		in $T/err; returns gputrace's status
 #   want TEXT	fail (exit 1) unless $T/out is exactly TEXT (plus newline)
 
-GT=${GPUTRACE:-build/gputrace}
-[ -x "$GT" ] || { echo "no gputrace binary at $GT"; exit 1; }
-PROGS=$(cd "$(dirname "$GT")" && pwd)/progs
-[ -x "$PROGS/cuda_stub" ] || PROGS=$(pwd)/build/progs
+. "$(dirname "$0")/../progs/probe_lib.sh"
+probe_setup cuda cuda_stub fakecuda/libcuda.so.1
 STUB=$PROGS/cuda_stub
 FAKE=$PROGS/fakecuda
-if [ ! -x "$STUB" ] || [ ! -f "$FAKE/libcuda.so.1" ]; then
-	echo "no cuda test programs in $PROGS (run make)"
-	exit 77
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "needs root"
-	exit 77
-fi
-if [ ! -r /sys/bus/event_source/devices/uprobe/type ]; then
-	echo "no uprobe PMU in this kernel"
-	exit 77
-fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/gt-cuda.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
 
 stub_dir() {
 	for s in "${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so" \
@@ -55,14 +39,4 @@ run() {
 	rc=$?
 	sed -E '/^Attach(ing|ed) [0-9]+ probes?(\.\.\.)?$/d' "$T/raw" >"$T/out"
 	return "$rc"
-}
-
-want() {
-	printf '%s\n' "$1" >"$T/want"
-	cmp -s "$T/want" "$T/out" && return 0
-	echo "output differs (-want +got):"
-	diff -u "$T/want" "$T/out"
-	echo "stderr:"
-	head -n 20 "$T/err"
-	exit 1
 }

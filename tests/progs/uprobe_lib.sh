@@ -15,26 +15,10 @@
 #	has happened by then, so maps are complete and deterministic.
 #   want TEXT	fail (exit 1) unless $T/out is exactly TEXT (plus newline)
 
-GT=${GPUTRACE:-build/gputrace}
-[ -x "$GT" ] || { echo "no gputrace binary at $GT"; exit 1; }
-PROGS=$(cd "$(dirname "$GT")" && pwd)/progs
-[ -x "$PROGS/uprobe_target" ] || PROGS=$(pwd)/build/progs
+. "$(dirname "$0")/../progs/probe_lib.sh"
+probe_setup uprobe uprobe_target libgtdemo.so
 BIN=$PROGS/uprobe_target
 LIB=$PROGS/libgtdemo.so
-if [ ! -x "$BIN" ] || [ ! -f "$LIB" ]; then
-	echo "no test programs in $PROGS (run make)"
-	exit 77
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "needs root"
-	exit 77
-fi
-if [ ! -r /sys/bus/event_source/devices/uprobe/type ]; then
-	echo "no uprobe PMU in this kernel"
-	exit 77
-fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/gt-uprobe.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
 
 trace() {
 	tracer=$1
@@ -57,15 +41,4 @@ trace() {
 	wait "$wpid" 2>/dev/null
 	sed -E '/^Attach(ing|ed) [0-9]+ probes?(\.\.\.)?$/d' "$T/raw" >"$T/out"
 	return "$rc"
-}
-
-want() {
-	printf '%s\n' "$1" >"$T/want"
-	cmp -s "$T/want" "$T/out" && return 0
-	echo "output differs (-want +got):"
-	diff -u "$T/want" "$T/out"
-	echo "stderr:"
-	head -n 20 "$T/err"
-	cat "$T/werr" 2>/dev/null
-	exit 1
 }
