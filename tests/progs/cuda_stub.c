@@ -154,33 +154,20 @@ int main(int argc, char **argv)
 	CUdeviceptr d = 0x1000;
 	void *hp = NULL;
 	size_t pitch;
-	int rounds = 2, keep = 0, c, r, i;
-	char *wait = NULL;
+	struct probe_opts o = { .rounds = 2 };
+	int r, i;
 
-	while ((c = getopt(argc, argv, "n:w:k")) != -1) {
-		switch (c) {
-		case 'n':
-			rounds = atoi(optarg);
-			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 'k':
-			keep = 1;
-			break;
-		default:
-			fprintf(stderr, "usage: cuda_stub [-n ROUNDS] [-w SYM,...] [-k]\n");
-			return 2;
-		}
-	}
-	if (wait && wait_probes("cuda_stub", wait))
+	if (probe_opts(argc, argv, &o,
+		       "usage: cuda_stub [-n ROUNDS] [-w SYM,...] [-k]"))
+		return 2;
+	if (o.wait && wait_probes("cuda_stub", o.wait))
 		return 1;
 	cuModuleGetFunction(&vadd, NULL, "_Z4vaddPfS_S_i");
 	cuModuleGetFunction(&scale, NULL, "_ZN2gt5scaleEPfi");
 	cuModuleGetFunction(&reduce, NULL, "reduce_sum");
 	cuLibraryGetKernel(&vaddi, NULL, "_ZN2gt4vaddIiEEvPKT_S3_PS1_i");
 	cuKernelGetFunction(&vaddi_f, vaddi);
-	for (r = 0; r < rounds; r++) {
+	for (r = 0; r < o.rounds; r++) {
 		cuLaunchKernel(vadd, 4, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL);
 		wide(vadd, hi | 4, hi | 1, hi | 1, hi | 128, hi | 1, hi | 1,
 		     hi, NULL, NULL, NULL);
@@ -217,7 +204,7 @@ int main(int argc, char **argv)
 		cuGraphLaunch(NULL, s5);
 	}
 	cuda_stub_done();
-	if (keep)
+	if (o.keep)
 		pause();
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void sleep_ms(long ms)
 {
@@ -68,6 +69,38 @@ static int wait_probes(const char *who, char *list)
 		}
 	}
 	sleep_ms(200);
+	return 0;
+}
+
+/* The workloads' options: -n ROUNDS, -w SYM[+OFF],..., -k (keep). */
+struct probe_opts {
+	int rounds;		/* the caller's default on entry */
+	int keep;
+	char *wait;
+};
+
+/* Parse ARGV into O: 0, or -1 after printing USAGE. */
+static int probe_opts(int argc, char **argv, struct probe_opts *o,
+		      const char *usage)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "n:w:k")) != -1) {
+		switch (c) {
+		case 'n':
+			o->rounds = atoi(optarg);
+			break;
+		case 'w':
+			o->wait = optarg;
+			break;
+		case 'k':
+			o->keep = 1;
+			break;
+		default:
+			fprintf(stderr, "%s\n", usage);
+			return -1;
+		}
+	}
 	return 0;
 }
 

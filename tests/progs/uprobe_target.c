@@ -57,34 +57,21 @@ void gt_done(void)
 
 int main(int argc, char **argv)
 {
-	int rounds = 3, keep = 0, c, r, i;
-	char *wait = NULL;
+	struct probe_opts o = { .rounds = 3 };
+	int r, i;
 	cpu_set_t one;
 	long sum = 0;
 
-	while ((c = getopt(argc, argv, "n:w:k")) != -1) {
-		switch (c) {
-		case 'n':
-			rounds = atoi(optarg);
-			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 'k':
-			keep = 1;
-			break;
-		default:
-			fprintf(stderr, "usage: uprobe_target [-n ROUNDS] [-w SYM[+OFF],...] [-k]\n");
-			return 2;
-		}
-	}
+	if (probe_opts(argc, argv, &o,
+		       "usage: uprobe_target [-n ROUNDS] [-w SYM[+OFF],...] [-k]"))
+		return 2;
 	/* one CPU: a tracer's per-cpu buffers then see our events in order */
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	if (wait && wait_probes("uprobe_target", wait))
+	if (o.wait && wait_probes("uprobe_target", o.wait))
 		return 1;
-	for (r = 0; r < rounds; r++) {
+	for (r = 0; r < o.rounds; r++) {
 		sum += add10(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
 		sum += func_a(r);
 		for (i = 0; i < 2; i++)
@@ -94,7 +81,7 @@ int main(int argc, char **argv)
 		sum += gtdemo_run(r);
 	}
 	gt_done();
-	if (keep)
+	if (o.keep)
 		pause();
 	return sum == -1;
 }
