@@ -39,6 +39,8 @@ struct pl_opts {
 #define PL_W_LAUNCH	(1u << 1)
 #define PL_W_LAUNCH_NS	(1u << 2)
 #define PL_W_KERNEL	(1u << 3)
+/* Not a word: the thread's shard index %gt_shard, passed after the args */
+#define PL_W_SHARD	(1u << 31)
 
 struct pl_func {
 	char *text;		/* the .func definition (malloc'd) */
@@ -72,7 +74,8 @@ void pl_func_free(struct pl_func *f);
 /*
  * The splicer's entry/exit text that runs probe F: "call __gt_probe_K,
  * (%gt_ctx, %gt_t0[, %gt_launch, %gt_launch_ns, %gt_kernel as F->words
- * says], %gt_arg0, ...);\n" (malloc'd; NULL when out of memory).
+ * says], %gt_arg0, ...[, %gt_shard]);\n" (malloc'd; NULL when out of
+ * memory).
  */
 char *pl_call_text(const struct pl_func *f);
 /*

@@ -309,9 +309,11 @@ enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD };
  * %t0 = the shard to update, %u5 = the map's nwords (SMLOAD).  smload's
  * one shard holds a word per SM: %u2 = %smid.  Other maps spread their
  * updates so that warps running side by side hit different shards (same
- * address atomics serialize in L2): %u2 = ctaid.x * 32 + the warp's row
- * in its block (tid.x / 32 + tid.y), an index no special register read
- * at exit needs (%smid would be one).  The first DEVRT_HOT_MAPS maps are
+ * address atomics serialize in L2): %u2 = the thread's shard index
+ * (%psh: the splicer's %gt_shard, ctaid.x * 32 + the warp's row in its
+ * block), computed once near the kernel's start: read at an exit, where
+ * ptxas leaves them, its special registers lay on the warp's last
+ * dependent chain.  The first DEVRT_HOT_MAPS maps are
  * addressed from the launch parameter's hot words, which cost no memory
  * access; others from their descriptor in the context.
  */
@@ -321,16 +323,12 @@ static void shard_addr(struct pl_ctx *c, int64_t map, bool smload)
 	int d = DEVRT_CTX_SIZE + (int)map * DEVRT_DESC_SIZE;
 	int w = DEVRT_PW_HOT + 2 * (int)map;
 
-	if (smload)
+	if (smload) {
 		pl_printf(b, "\tmov.u32 %%u2, %%smid;\n");
-	else
-		pl_printf(b, "\tmov.u32 %%u2, %%ctaid.x;\n"
-			  "\tmov.u32 %%u1, %%tid.x;\n"
-			  "\tshr.u32 %%u1, %%u1, 5;\n"
-			  "\tshl.b32 %%u2, %%u2, 5;\n"
-			  "\tadd.u32 %%u2, %%u2, %%u1;\n"
-			  "\tmov.u32 %%u1, %%tid.y;\n"
-			  "\tadd.u32 %%u2, %%u2, %%u1;\n");
+	} else {
+		c->words |= PL_W_SHARD;
+		pl_printf(b, "\tcvt.u32.u64 %%u2, %%psh;\n");
+	}
 	if (map < DEVRT_HOT_MAPS) {
 		c->words |= 3u << w;
 		/* low half: shard_bytes; high: nshards - 1, or nwords */

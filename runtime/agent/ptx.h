@@ -30,6 +30,23 @@ static inline bool ptx_ident_char(int c)
 #define PTX_CTX_WORDS (PTX_CTX_BYTES / 8)
 #define PTX_CTX_DECL ".param .align 8 .b8 " PTX_CTX_PARAM "[160]"
 
+/*
+ * %gt_shard (.b64): the shard a thread's inline map updates use,
+ * ctaid.x * 32 + the warp's row in its block (tid.x / 32 + tid.y), so
+ * that warps side by side hit different lines.  This text sets register
+ * DST (a string literal) from it, with scratch registers of its own.
+ */
+#define PTX_SHARD_TEXT(dst) \
+	"\t{\n\t.reg .b32 \t%gt_s<2>;\n" \
+	"\tmov.u32 \t%gt_s0, %ctaid.x;\n" \
+	"\tmov.u32 \t%gt_s1, %tid.x;\n" \
+	"\tshr.u32 \t%gt_s1, %gt_s1, 5;\n" \
+	"\tshl.b32 \t%gt_s0, %gt_s0, 5;\n" \
+	"\tadd.u32 \t%gt_s0, %gt_s0, %gt_s1;\n" \
+	"\tmov.u32 \t%gt_s1, %tid.y;\n" \
+	"\tadd.u32 \t%gt_s0, %gt_s0, %gt_s1;\n" \
+	"\tcvt.u64.u32 \t" dst ", %gt_s0;\n\t}\n"
+
 enum ptx_pkind {
 	PTX_P_UNSIGNED,		/* .u8 .. .u64 */
 	PTX_P_SIGNED,		/* .s8 .. .s64 */

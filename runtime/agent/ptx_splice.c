@@ -80,6 +80,7 @@ struct job {
 	int uniq;		/* label counter, module-wide */
 	bool need_t0;
 	bool need_t0lo;		/* %gt_t0lo: the low 32 bits, one cheap read */
+	bool need_shard;	/* %gt_shard */
 	bool need_word[PTX_CTX_WORDS];	/* %gt_launch.. (words 1-3), %gt_wN */
 	bool *need_arg;		/* [PTX_MAX_ARG + 1] */
 	char *err;
@@ -121,6 +122,8 @@ static int scan_uses(struct job *j, const char *text)
 			j->need_t0 = true;
 		} else if (!strncmp(w, "t0lo", 4) && !ptx_ident_char((unsigned char)w[4])) {
 			j->need_t0lo = true;
+		} else if (!strncmp(w, "shard", 5) && !ptx_ident_char((unsigned char)w[5])) {
+			j->need_shard = true;
 		} else if (!strncmp(w, "launch_ns", 9) && !ptx_ident_char((unsigned char)w[9])) {
 			j->need_word[2] = true;
 		} else if (!strncmp(w, "launch", 6) && !ptx_ident_char((unsigned char)w[6])) {
@@ -283,6 +286,8 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 {
 	const struct ptx_splice_req *req = j->req;
 	bool t0_early = req->entry && strstr(req->entry, "%gt_t0lo");
+	bool shard_early = req->entry && strstr(req->entry, "%gt_shard");
+	bool late = f->t0_at > f->entry_at;
 	struct sb b = { 0 };
 	int rc;
 
@@ -311,6 +316,8 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 		sb_str(&b, "\tmov.u64 \t%gt_t0, %globaltimer;\n");
 	if (j->need_t0lo)
 		sb_str(&b, "\t.reg .b32 \t%gt_t0lo;\n");
+	if (j->need_shard)
+		sb_str(&b, "\t.reg .b64 \t%gt_shard;\n");
 	for (int i = 0; i <= PTX_MAX_ARG; i++) {
 		if (!j->need_arg[i])
 			continue;
@@ -320,20 +327,28 @@ static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 			sb_printf(&b, "\tmov.u64 \t%%gt_arg%d, 0;\n", i);
 	}
 	/*
-	 * %gt_t0lo (exit probes' durations): at the end of the kernel's
-	 * straight-line start, so that the timer read does not hold up the
-	 * kernel's first instructions; it still runs once in every thread.
+	 * %gt_t0lo (exit probes' durations) and %gt_shard: at the end of
+	 * the kernel's straight-line start, so that their special register
+	 * reads neither hold up the kernel's first instructions nor lie on
+	 * an exit's last dependent chain (ptxas leaves an S2R next to its
+	 * use); they still run once in every thread.  At the entry when the
+	 * entry text uses them.
 	 */
-	if (j->need_t0lo && (t0_early || f->t0_at <= f->entry_at))
+	if (j->need_t0lo && (t0_early || !late))
 		sb_str(&b, T0LO_READ);
+	if (j->need_shard && (shard_early || !late))
+		sb_str(&b, PTX_SHARD_TEXT("%gt_shard"));
 	if (req->entry && req->entry[0])
 		add_block(&b, req->entry, uniq);
 	if ((rc = add_edit(j, f->entry_at, 0, &b)))
 		return rc;
-	if (!j->need_t0lo || t0_early || f->t0_at <= f->entry_at)
+	if (!late)
 		return 0;
-	sb_str(&b, T0LO_READ);
-	return add_edit(j, f->t0_at, 0, &b);
+	if (j->need_t0lo && !t0_early)
+		sb_str(&b, T0LO_READ);
+	if (j->need_shard && !shard_early)
+		sb_str(&b, PTX_SHARD_TEXT("%gt_shard"));
+	return b.len ? add_edit(j, f->t0_at, 0, &b) : 0;
 }
 
 static int splice_exits(struct job *j, const struct ptx_func *f)

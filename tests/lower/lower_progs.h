@@ -18,6 +18,7 @@
 #include "compiler/emit.h"
 #include "compiler/ptx_lower.h"
 #include "runtime/agent/devrt.h"
+#include "runtime/agent/ptx.h"
 
 #define LP_ALU32_IMM(op, d, k)	I_RAW(BPF_ALU | BPF_OP(op) | BPF_K, d, 0, 0, k)
 #define LP_JMP32_IMM(op, d, k, o) I_RAW(BPF_JMP32 | BPF_OP(op) | BPF_K, d, 0, o, k)
@@ -484,8 +485,9 @@ static inline char *lp_module(const struct pl_func *f, int n,
 			"\tld.param.u64 %%x0, [a0];\n"
 			"\tld.param.u64 %%x1, [a1];\n"
 			"\tld.param.u64 %%x2, [a2];\n"
-			"\tld.param.u64 %%x3, [ctx];\n",
-			k, DEVRT_PWORDS * 8, DEVRT_PWORDS);
+			"\tld.param.u64 %%x3, [ctx];\n%s",
+			k, DEVRT_PWORDS * 8, DEVRT_PWORDS,
+			PTX_SHARD_TEXT("%x5"));
 		for (int w = 1; w < DEVRT_PWORDS; w++)
 			if (f[i].words & (1u << w))
 				p += snprintf(p, len - (size_t)(p - m),
@@ -498,6 +500,8 @@ static inline char *lp_module(const struct pl_func *f, int n,
 				p += snprintf(p, len - (size_t)(p - m), ", %%w%d", w);
 		for (int a = 0; a < f[i].nargs && a < 3; a++)
 			p += snprintf(p, len - (size_t)(p - m), ", %%x%d", a);
+		if (f[i].words & PL_W_SHARD)
+			p += snprintf(p, len - (size_t)(p - m), ", %%x5");
 		p += snprintf(p, len - (size_t)(p - m), ");\n\tret;\n}\n");
 	}
 	free(decls);

@@ -103,7 +103,8 @@ static int lower_one(int which, bool no_promote, struct pl_func *f,
 	struct pl_opts o;
 
 	lp_build(&prog, which);
-	o = (struct pl_opts){ which, prog.mode, no_promote };
+	o = (struct pl_opts){ .index = which, .mode = prog.mode,
+			       .no_promote = no_promote };
 	return pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, f, err,
 			errlen);
 }
@@ -178,6 +179,41 @@ static void test_shapes(const struct pl_func *f)
 }
 
 /*
+ * A gpu:warp clause's exit time gets laneid - leader added (0 in the lane
+ * that runs it) so that ptxas keeps it out of the uniform datapath; a
+ * per-thread clause reads it plainly, every lane needs its own.
+ */
+static void test_warp_exit_time(const struct pl_func *f)
+{
+	static const char adj[] = "\tmov.u64 %pte, %globaltimer;\n"
+				  "\tsub.u32 %u3, %u2, %u1;\n"
+				  "\tcvt.u64.u32 %t0, %u3;\n"
+				  "\tadd.s64 %pte, %pte, %t0;\n";
+	struct pl_opts o;
+	struct pl_func w;
+	char err[512];
+	const char *elect;
+
+	CHECK(strstr(f[LP_BUILTIN].text, "mov.u64 %pte, %globaltimer;") &&
+	      !strstr(f[LP_BUILTIN].text, "%pte, %pte"),
+	      "exit_time_thread_plain");
+	lp_build(&prog, LP_BUILTIN);
+	o = (struct pl_opts){ .index = 5, .mode = PL_WARP };
+	if (pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &w, err,
+		     sizeof(err))) {
+		CHECK(0, "exit_time_warp_lowers");
+		printf("    %s\n", err);
+		return;
+	}
+	/* %u1 = the leader, %u2 = laneid, from the election before it */
+	elect = strstr(w.text, "\tmov.u32 %u2, %laneid;\n"
+			       "\tsetp.ne.u32 %p0, %u2, %u1;\n");
+	CHECK(elect && strstr(w.text, adj) > elect,
+	      "exit_time_warp_not_uniform");
+	pl_func_free(&w);
+}
+
+/*
  * Entry clauses pasted inline defer their inline updates to the exits:
  * the body sets the kernel-wide registers, flush applies them; the
  * count's shard comes from the block and the warp, not from %smid.
@@ -211,7 +247,8 @@ static void test_defer(void)
 	CHECK(in && !strstr(in, "red.global") &&
 	      strstr(in, "mov.pred %gt_d4_0p, 0;") &&
 	      strstr(in, "mov.b64 %gt_d4_0v, %gq_r0;") &&
-	      strstr(in, "mov.u32 %gq_u2, %ctaid.x;") &&
+	      strstr(in, "mov.u64 %gq_psh, %gt_shard;") &&
+	      (f.words & PL_W_SHARD) && !strstr(in, "%ctaid") &&
 	      !strstr(in, "%smid"), "defer_body_sets_registers");
 	/* nothing else touches memory: no branch, the skip is a predicate */
 	CHECK(in && !strstr(in, "@%gq_p") &&
@@ -265,7 +302,7 @@ static void test_errors(void)
 		I_CALL(BPF_FUNC_ktime_get_ns),
 		I_EXIT(),
 	};
-	struct pl_opts o = { 7, PL_THREAD, false };
+	struct pl_opts o = { .index = 7, .mode = PL_THREAD };
 	struct pl_func f;
 	char err[256];
 	int r;
@@ -286,7 +323,9 @@ static void test_call_text(void)
 	struct pl_func fb = { .index = 0 };
 	struct pl_func fc = { .index = 1, .nargs = 1,
 			      .words = PL_W_LAUNCH_NS | PL_W_KERNEL };
+	struct pl_func fd = { .index = 2, .nargs = 1, .words = PL_W_SHARD };
 	char *a = pl_call_text(&fa), *b = pl_call_text(&fb), *c = pl_call_text(&fc);
+	char *d = pl_call_text(&fd);
 
 	CHECK_STR(a, "call __gt_probe_3, (%gt_ctx, %gt_t0, %gt_arg0, "
 		  "%gt_arg1);\n", "call_text_args");
@@ -294,6 +333,9 @@ static void test_call_text(void)
 		  "call_text_none");
 	CHECK_STR(c, "call __gt_probe_1, (%gt_ctx, %gt_t0, %gt_launch_ns, "
 		  "%gt_kernel, %gt_arg0);\n", "call_text_launch_words");
+	CHECK_STR(d, "call __gt_probe_2, (%gt_ctx, %gt_t0, %gt_arg0, "
+		  "%gt_shard);\n", "call_text_shard");
+	free(d);
 	free(a);
 	free(b);
 	free(c);
@@ -620,6 +662,7 @@ int main(void)
 	}
 	test_programs(f);
 	test_shapes(f);
+	test_warp_exit_time(f);
 	test_no_promote();
 	test_defer();
 	test_errors();

@@ -349,6 +349,28 @@ static void test_splice_t0lo(void)
 	      count_of(out, "%globaltimer_lo") == 1,
 	      "t0lo/at the entry when the entry text uses it");
 	free(out);
+	out = NULL;
+	/* %gt_shard: with %gt_t0lo, once, unless the entry text uses it */
+	req.entry = NULL;
+	req.exit = "\t.reg .b64 %x;\n\tmov.u64 %x, %gt_shard;\n";
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "shard/splices");
+	t0 = out ? strstr(out, "mov.u32 \t%gt_s1, %tid.y;") : NULL;
+	br = out ? strstr(out, "@%p1 bra $L_end;") : NULL;
+	CHECK(t0 && br && t0 < br && strstr(out, "setp.ge.u32 %p1") < t0 &&
+	      count_of(out, "%tid.y") == 1 &&
+	      contains(out, "\t.reg .b64 \t%gt_shard;\n") &&
+	      contains(out, "cvt.u64.u32 \t%gt_shard, %gt_s0;"),
+	      "shard/computed once, before the first branch");
+	free(out);
+	out = NULL;
+	req.entry = "\t.reg .b64 %y;\n\tmov.u64 %y, %gt_shard;\n";
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "shard/entry");
+	t0 = out ? strstr(out, "cvt.u64.u32 \t%gt_shard, %gt_s0;") : NULL;
+	CHECK(t0 && t0 < strstr(out, "mov.u64 %y, %gt_shard;") &&
+	      t0 < strstr(out, "ld.param.u32 %r1") &&
+	      count_of(out, "%tid.y") == 1,
+	      "shard/at the entry when the entry text uses it");
+	free(out);
 	ptx_free(m);
 }
 
