@@ -171,12 +171,6 @@ CUresult gt_get_proc_v2(const char *sym, void **pfn, int ver,
 			return CUDA_ERROR_NOT_SUPPORTED; \
 	} while (0)
 
-/* Do the agent's bookkeeping for this call? */
-static bool tracking(void)
-{
-	return agent.active && !agent_in_hook && agent.pid == getpid();
-}
-
 EXPORT CUresult gt_module_load(CUmodule *, const char *)
 	__asm__("cuModuleLoad");
 CUresult gt_module_load(CUmodule *m, const char *path)
@@ -185,7 +179,7 @@ CUresult gt_module_load(CUmodule *m, const char *path)
 
 	REAL(module_load);
 	r = agent_drv.module_load(m, path);
-	if (r == CUDA_SUCCESS && m && tracking())
+	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, NULL, path);
 	return r;
 }
@@ -198,7 +192,7 @@ CUresult gt_module_load_data(CUmodule *m, const void *image)
 
 	REAL(module_load_data);
 	r = agent_drv.module_load_data(m, image);
-	if (r == CUDA_SUCCESS && m && tracking())
+	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
 	return r;
 }
@@ -213,7 +207,7 @@ CUresult gt_module_load_data_ex(CUmodule *m, const void *image, unsigned n,
 
 	REAL(module_load_data_ex);
 	r = agent_drv.module_load_data_ex(m, image, n, o, v);
-	if (r == CUDA_SUCCESS && m && tracking())
+	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
 	return r;
 }
@@ -226,7 +220,7 @@ CUresult gt_module_load_fatbin(CUmodule *m, const void *image)
 
 	REAL(module_load_fatbin);
 	r = agent_drv.module_load_fatbin(m, image);
-	if (r == CUDA_SUCCESS && m && tracking())
+	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
 	return r;
 }
@@ -243,7 +237,7 @@ CUresult gt_library_load_data(CUlibrary *l, const void *code,
 
 	REAL(library_load_data);
 	r = agent_drv.library_load_data(l, code, jo, jv, jn, lo, lv, ln);
-	if (r == CUDA_SUCCESS && l && tracking())
+	if (r == CUDA_SUCCESS && l && agent_tracing())
 		agent_image_add((uintptr_t)*l, true, code, NULL);
 	return r;
 }
@@ -260,7 +254,7 @@ CUresult gt_library_load_file(CUlibrary *l, const char *path,
 
 	REAL(library_load_file);
 	r = agent_drv.library_load_file(l, path, jo, jv, jn, lo, lv, ln);
-	if (r == CUDA_SUCCESS && l && tracking())
+	if (r == CUDA_SUCCESS && l && agent_tracing())
 		agent_image_add((uintptr_t)*l, true, NULL, path);
 	return r;
 }
@@ -273,7 +267,7 @@ CUresult gt_module_get_function(CUfunction *f, CUmodule m, const char *name)
 
 	REAL(module_get_function);
 	r = agent_drv.module_get_function(f, m, name);
-	if (r == CUDA_SUCCESS && f && name && tracking())
+	if (r == CUDA_SUCCESS && f && name && agent_tracing())
 		agent_kernel_note((uintptr_t)*f, false, name, (uintptr_t)m);
 	return r;
 }
@@ -286,7 +280,7 @@ CUresult gt_library_get_kernel(CUkernel *k, CUlibrary l, const char *name)
 
 	REAL(library_get_kernel);
 	r = agent_drv.library_get_kernel(k, l, name);
-	if (r == CUDA_SUCCESS && k && name && tracking())
+	if (r == CUDA_SUCCESS && k && name && agent_tracing())
 		agent_kernel_note((uintptr_t)*k, true, name, (uintptr_t)l);
 	return r;
 }
@@ -299,7 +293,7 @@ CUresult gt_kernel_get_function(CUfunction *f, CUkernel k)
 
 	REAL(kernel_get_function);
 	r = agent_drv.kernel_get_function(f, k);
-	if (r == CUDA_SUCCESS && f && tracking())
+	if (r == CUDA_SUCCESS && f && agent_tracing())
 		agent_kernel_alias((uintptr_t)*f, (uintptr_t)k);
 	return r;
 }
@@ -308,7 +302,7 @@ EXPORT CUresult gt_module_unload(CUmodule) __asm__("cuModuleUnload");
 CUresult gt_module_unload(CUmodule m)
 {
 	REAL(module_unload);
-	if (tracking()) {
+	if (agent_tracing()) {
 		agent_kernel_forget_owner((uintptr_t)m);
 		agent_image_remove((uintptr_t)m);
 	}
@@ -319,7 +313,7 @@ EXPORT CUresult gt_library_unload(CUlibrary) __asm__("cuLibraryUnload");
 CUresult gt_library_unload(CUlibrary l)
 {
 	REAL(library_unload);
-	if (tracking()) {
+	if (agent_tracing()) {
 		agent_kernel_forget_owner((uintptr_t)l);
 		agent_image_remove((uintptr_t)l);
 	}
@@ -331,7 +325,7 @@ EXPORT CUresult gt_ctx_destroy(CUcontext) __asm__("cuCtxDestroy_v2");
 CUresult gt_ctx_destroy(CUcontext c)
 {
 	REAL(ctx_destroy);
-	if (tracking())
+	if (agent_tracing())
 		agent_ctx_retire(c);
 	return agent_drv.ctx_destroy(c);
 }
@@ -340,7 +334,7 @@ EXPORT CUresult gt_primary_reset(CUdevice) __asm__("cuDevicePrimaryCtxReset_v2")
 CUresult gt_primary_reset(CUdevice d)
 {
 	REAL(primary_reset);
-	if (tracking())
+	if (agent_tracing())
 		agent_ctx_retire_device(d);
 	return agent_drv.primary_reset(d);
 }

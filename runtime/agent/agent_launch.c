@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "runtime/agent/agent_priv.h"
 
@@ -105,8 +104,7 @@ CUresult agent_launch(const struct agent_launch *l)
 	struct agent_inst *in;
 	CUcontext ctx;
 
-	if (!agent.active || agent.detached || agent_in_hook ||
-	    agent.pid != getpid())
+	if (!agent_tracing() || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
 	agent_saw_cuda();
 	k = agent_kernel_get((uintptr_t)l->f);

@@ -212,6 +212,16 @@ const char *agent_cu_str(CUresult r) AGENT_HIDDEN;
 /* Per-thread guard: our own driver calls must not re-enter the hooks. */
 extern __thread int agent_in_hook AGENT_HIDDEN;
 
+/*
+ * Does a hooked call get the agent's bookkeeping?  A fork() child does
+ * not: after_fork_child clears agent.active.  No getpid() here, it is a
+ * system call with today's glibc and this is on every launch's path.
+ */
+static inline bool agent_tracing(void)
+{
+	return agent.active && !agent_in_hook;
+}
+
 /* ---- agent_image.c: loaded modules ---- */
 
 struct agent_image {
