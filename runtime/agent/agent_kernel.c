@@ -477,6 +477,8 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	}
 	in->nparams = f->nparams;
 	in->ctx_off = ptx_ctx_offset(f);
+	in->launch_ns = (l.entry && strstr(l.entry, "%gt_launch_ns")) ||
+			(l.exit && strstr(l.exit, "%gt_launch_ns"));
 	if (k->id < 0)
 		k->id = kernel_id(k->base);
 	if (k->id >= 0)
@@ -498,12 +500,14 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 {
 	struct agent_inst *in;
 	CUcontext old;
-	char why[1024] = "";
+	char why[1024];
 
+	/* every launch of a matched kernel comes here: nothing to clear */
 	for (in = atomic_load_explicit(&k->insts, memory_order_acquire); in;
 	     in = in->next)
 		if (in->ctx == ctx)
 			return in;
+	why[0] = '\0';
 	if (k->state != AGENT_K_MATCHED)
 		return NULL;
 	pthread_mutex_lock(&ilock);

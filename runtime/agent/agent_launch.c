@@ -61,12 +61,19 @@ static CUresult launch_inst(const struct agent_launch *l,
 	CUresult r;
 	int e;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	p.ctx = (uint64_t)in->actx->d_ctx;
 	p.launch = __atomic_add_fetch(&launch_seq, 1, __ATOMIC_RELAXED);
-	/* on the GPU's clock, so gtime - launch_ns is never negative */
-	p.launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-		      (uint64_t)ts.tv_nsec + (uint64_t)in->actx->clock_off;
+	/*
+	 * On the GPU's clock, so gtime - launch_ns is never negative; read
+	 * only for probes that use it (the clock costs tens of ns here).
+	 */
+	p.launch_ns = 0;
+	if (in->launch_ns) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		p.launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+			      (uint64_t)ts.tv_nsec +
+			      (uint64_t)in->actx->clock_off;
+	}
 	p.kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
 	memcpy(p.hot, in->actx->hot, sizeof(p.hot));
 	if (l->extra) {

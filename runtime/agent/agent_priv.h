@@ -261,6 +261,7 @@ struct agent_inst {
 	struct agent_actx *actx;
 	int nparams;
 	size_t ctx_off;		/* of the launch parameter in a param buffer */
+	bool launch_ns;		/* a probe reads it: take the time at launch */
 };
 
 enum agent_kstate {
