@@ -7,7 +7,8 @@
  * from such a module plays the part of a `gpu:warp { @n = count(); }`
  * probe: it adds the launch's warps to device map 0 through the launch
  * parameter, which checks the parameter and the map layout end to end.
- * Every launch prints one line on stdout saying what ran.
+ * Every launch prints one line on stdout saying what ran, unless
+ * FAKECUDA_QUIET is set (bench/hook times launches).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -253,12 +254,16 @@ static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 		       unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		       void **params, void **extra)
 {
+	static int quiet = -1;
 	const struct ffunc *ff = f;
 	const struct agent_launch_param *p = NULL;
 	uint64_t warps = (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32);
 
+	if (quiet < 0)
+		quiet = getenv("FAKECUDA_QUIET") != NULL;
 	if (!ff->instrumented) {
-		printf("%s %s: original\n", how, ff->name);
+		if (!quiet)
+			printf("%s %s: original\n", how, ff->name);
 		return OK;
 	}
 	/* the test kernels have 4 parameters: 3 pointers and an int */
@@ -272,9 +277,10 @@ static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 		       ff->name);
 		return BAD;
 	}
-	printf("%s %s: instrumented, launch %llu kernel %llu%s\n", how,
-	       ff->name, (unsigned long long)p->launch,
-	       (unsigned long long)p->kernel, extra ? " (extra)" : "");
+	if (!quiet)
+		printf("%s %s: instrumented, launch %llu kernel %llu%s\n", how,
+		       ff->name, (unsigned long long)p->launch,
+		       (unsigned long long)p->kernel, extra ? " (extra)" : "");
 	run_probe(p, warps);
 	return OK;
 }

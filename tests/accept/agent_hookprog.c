@@ -10,6 +10,8 @@
  * Loads FATBIN with cuModuleLoadData, launches KERNEL (4 parameters) 4
  * times through cuGetProcAddress pointers (kernelParams, extra, ptsz) and
  * once directly, then OTHER_KERNEL once.  Grid 4 x 64 threads: 8 warps.
+ * With HOOKPROG_BENCH=N it then times N more launches of KERNEL through
+ * the cuGetProcAddress pointer and prints "ns_per_launch X" (bench/hook).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef CUresult (*gpa_fn)(const char *, void **, int, uint64_t, int *);
@@ -47,6 +50,20 @@ static void *read_all(const char *path)
 	}
 	fclose(f);
 	return p;
+}
+
+static void bench(launch_fn launch, void *f, void **params, long n)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < n; i++)
+		launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (n > 0)
+		printf("ns_per_launch %.1f\n",
+		       ((t1.tv_sec - t0.tv_sec) * 1e9 +
+			(t1.tv_nsec - t0.tv_nsec)) / n);
 }
 
 int main(int argc, char **argv)
@@ -95,6 +112,8 @@ int main(int argc, char **argv)
 	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
 	if (argc > 3 && getfn(&g, mod, argv[3]) == 0)
 		launch(g, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	if (getenv("HOOKPROG_BENCH"))
+		bench(launch, f, params, atol(getenv("HOOKPROG_BENCH")));
 	free(img);
 	return 0;
 }

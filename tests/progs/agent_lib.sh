@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: MIT
+# Sourced by tests/accept/agent_hooks.sh and bench/hook, from the
+# repository root: finds the agent, builds the fake libcuda.so.1
+# (agent_fakecuda.c), the program that drives it (agent_hookprog.c), the
+# configuration writer (tests/gpu/agent_cfg.c), the protocol peer
+# (agent_tracer.c) and the test fatbins into $T (removed at exit).
+# Sets AGENT, NVCC, T, VADD, GLOBAL, SASS and fail(); exits 77 (skip)
+# without the agent or nvcc.
+
+GT=${GPUTRACE:-build/gputrace}
+AGENT=${GPUTRACE_AGENT:-$(dirname "$GT")/libgputrace-agent.so}
+[ -f "$AGENT" ] || AGENT=build/libgputrace-agent.so
+[ -f "$AGENT" ] || { echo "no $AGENT (built without cuda.h?)"; exit 77; }
+case $AGENT in /*) ;; *) AGENT=$(pwd)/$AGENT ;; esac
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+[ -x "$NVCC" ] || { echo "no nvcc: cannot build the test fatbins"; exit 77; }
+CC=${CC:-cc}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/gt-agent.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# ---- build the pieces
+W="-std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -I."
+DEVRT=build/runtime/agent/devrt_ptx.c
+if [ ! -f "$DEVRT" ]; then
+	DEVRT=$T/devrt_ptx.c
+	sh runtime/agent/devrt_embed.sh "$NVCC" runtime/agent/devrt.cu "$DEVRT" ||
+		fail "devrt_embed.sh"
+fi
+$CC $W -shared -fPIC -Wl,-soname,libcuda.so.1 tests/accept/agent_fakecuda.c \
+	-o "$T/libcuda.so.1" || fail "building the fake libcuda"
+$CC $W tests/accept/agent_hookprog.c "$T/libcuda.so.1" -ldl \
+	-Wl,-rpath,"$T" -o "$T/prog" || fail "building agent_hookprog"
+$CC $W tests/gpu/agent_cfg.c compiler/ptx_lower.c compiler/ptx_lower_an.c \
+	compiler/ptx_lower_insn.c compiler/dev_helpers.c \
+	runtime/agent/agent_config.c "$DEVRT" -o "$T/cfg" ||
+	fail "building agent_cfg"
+$CC $W tests/accept/agent_tracer.c runtime/agent/devrt_host.c \
+	-o "$T/tracer" || fail "building agent_tracer"
+"$NVCC" -fatbin -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+	tests/gpu/agent_vadd.cu -o "$T/vadd.fatbin" || fail "nvcc vadd"
+"$NVCC" -fatbin -gencode arch=compute_90,code=sm_90 tests/gpu/agent_sass.cu \
+	-o "$T/sass.fatbin" || fail "nvcc sass"
+VADD=_Z4vaddPKfS0_Pfi
+GLOBAL=_Z11uses_globalPfi
+SASS=_Z11sass_kernelPfi
+
