@@ -67,12 +67,28 @@ fi
 # imbalance: eight clusters of duration; smload sums match
 "$P" imbalanced 1056 >"$T/imb_native.out"
 iblocks=$(sed -n 's/^expect blocks \([0-9]*\) warps \([0-9]*\).*/\1/p' "$T/imb_native.out")
-run imb 'gpu:warp:imbalanced:exit { @d = hist(duration); @sm = smload(duration); @s = sum(duration); }' "$P imbalanced 1056"
+run imb 'gpu:warp:imbalanced:exit { @d = hist(duration); @sm = smload(duration); @s = sum(duration); @lo = min(duration); @hi = max(duration); }' "$P imbalanced 1056"
 smtotal=$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb.out" | head -1)
 expect_eq "smload(duration) total = sum(duration)" "$smtotal" "$(val "$T/imb.out" @s)"
 rows=$(sed -n '/^@d: $/,/^$/p' "$T/imb.out" | grep -c '|@')
 [ "$rows" -ge 2 ] && ok "duration histogram has $rows populated buckets" ||
 	bad "duration histogram" "$rows populated buckets"
+# spread: the longest blocks spin 8 times as long as the shortest
+spread() {	# NAME FILE
+	lo=$(val "$2" @lo)
+	hi=$(val "$2" @hi)
+	if [ -n "$lo" ] && [ -n "$hi" ] && [ "$lo" -gt 0 ] &&
+	   awk "BEGIN { r = $hi / $lo; exit !(r >= 6 && r <= 10) }"; then
+		ok "$1: max/min duration $hi/$lo ns, about 8"
+	else
+		bad "$1" "max/min duration '$hi'/'$lo' ns, want about 8"
+	fi
+}
+spread "gpu:warp:exit duration spread" "$T/imb.out"
+run imbt 'gpu:kernel:imbalanced:exit { @c = count(); @lo = min(duration); @hi = max(duration); }' "$P imbalanced 1056"
+expect_eq "gpu:kernel:exit durations, one per thread" "$(val "$T/imbt.out" @c)" \
+	"$((iblocks * 128))"
+spread "gpu:kernel:exit duration spread" "$T/imbt.out"
 run imb1 'gpu:kernel:imbalanced /threadIdx.x == 0/ { @n = smload(1); }' "$P imbalanced 1056"
 expect_eq "smload(1) per block sums to blocks" \
 	"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/imb1.out" | head -1)" "$iblocks"

@@ -179,24 +179,27 @@ static void test_shapes(const struct pl_func *f)
 }
 
 /*
- * A gpu:warp clause's exit time gets laneid - leader added (0 in the lane
- * that runs it) so that ptxas keeps it out of the uniform datapath; a
- * per-thread clause reads it plainly, every lane needs its own.
+ * A clause's exit time gets a 0 added that ptxas cannot prove uniform:
+ * laneid - leader in a gpu:warp clause, (context & 7) * laneid in a
+ * per-thread one, after the context is known and before the body.
  */
-static void test_warp_exit_time(const struct pl_func *f)
+static void test_exit_time(const struct pl_func *f)
 {
-	static const char adj[] = "\tmov.u64 %pte, %globaltimer;\n"
-				  "\tsub.u32 %u3, %u2, %u1;\n"
-				  "\tcvt.u64.u32 %t0, %u3;\n"
+	static const char add[] = "\tcvt.u64.u32 %t0, %u3;\n"
 				  "\tadd.s64 %pte, %pte, %t0;\n";
+	const char *t = f[LP_BUILTIN].text, *at;
 	struct pl_opts o;
 	struct pl_func w;
 	char err[512];
-	const char *elect;
 
-	CHECK(strstr(f[LP_BUILTIN].text, "mov.u64 %pte, %globaltimer;") &&
-	      !strstr(f[LP_BUILTIN].text, "%pte, %pte"),
-	      "exit_time_thread_plain");
+	at = strstr(t, "\tmov.u64 %pte, %globaltimer;\n"
+		       "\tcvt.u32.u64 %u3, %pctx;\n"
+		       "\tand.b32 %u3, %u3, 7;\n"
+		       "\tmov.u32 %u4, %laneid;\n"
+		       "\tmul.lo.u32 %u3, %u3, %u4;\n");
+	CHECK(at && strstr(at, add) && strstr(t, "ld.param.u64 %pctx") < at &&
+	      strstr(t, "sub.s64 %r0, %pte, %pt0;") > strstr(at, add),
+	      "exit_time_thread");
 	lp_build(&prog, LP_BUILTIN);
 	o = (struct pl_opts){ .index = 5, .mode = PL_WARP };
 	if (pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &w, err,
@@ -206,10 +209,11 @@ static void test_warp_exit_time(const struct pl_func *f)
 		return;
 	}
 	/* %u1 = the leader, %u2 = laneid, from the election before it */
-	elect = strstr(w.text, "\tmov.u32 %u2, %laneid;\n"
-			       "\tsetp.ne.u32 %p0, %u2, %u1;\n");
-	CHECK(elect && strstr(w.text, adj) > elect,
-	      "exit_time_warp_not_uniform");
+	at = strstr(w.text, "\tmov.u64 %pte, %globaltimer;\n"
+			    "\tsub.u32 %u3, %u2, %u1;\n");
+	CHECK(at && strstr(at, add) &&
+	      strstr(w.text, "setp.ne.u32 %p0, %u2, %u1;") < at,
+	      "exit_time_warp");
 	pl_func_free(&w);
 }
 
@@ -662,7 +666,7 @@ int main(void)
 	}
 	test_programs(f);
 	test_shapes(f);
-	test_warp_exit_time(f);
+	test_exit_time(f);
 	test_no_promote();
 	test_defer();
 	test_errors();
