@@ -385,6 +385,22 @@ static void update(struct pl_ctx *c, const char *addr, const char *val)
 	c->ndefer++;
 }
 
+/*
+ * Skip the update when "setp.CMP.u32 OPS" holds: straight, by or-ing it
+ * into %p1 together with ACC (the predicate so far), else by a branch
+ * to $Lc<I>.
+ */
+static void skip_if(struct pl_ctx *c, const char *cmp, const char *ops,
+		    const char *acc, size_t i)
+{
+	if (c->straight)
+		pl_printf(&c->out, "\tsetp.%s.or.u32 %%p1, %s, %s;\n", cmp, ops,
+			  acc);
+	else
+		pl_printf(&c->out, "\tsetp.%s.u32 %%p1, %s;\n"
+			  "\t@%%p1 bra $Lc%zu;\n", cmp, ops, i);
+}
+
 static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 			size_t i)
 {
@@ -409,11 +425,7 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
 			  "\tmov.u32 %%u2, %%laneid;\n");
-		if (c->straight)
-			pl_printf(b, "\tsetp.ne.or.u32 %%p1, %%u2, %%u1, %%pskip;\n");
-		else
-			pl_printf(b, "\tsetp.ne.u32 %%p1, %%u2, %%u1;\n"
-				  "\t@%%p1 bra $Lc%zu;\n", i);
+		skip_if(c, "ne", "%u2, %u1", "%pskip", i);
 		pl_printf(b, "\tpopc.b32 %%u0, %%u0;\n"
 			  "\tcvt.u64.u32 %%r0, %%u0;\n");
 	}
@@ -431,11 +443,7 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		break;
 	case AI_SMLOAD:
 		/* its words are per SM: word smid, if the map has that many */
-		if (c->straight)
-			pl_printf(b, "\tsetp.ge.or.u32 %%p1, %%u2, %%u5, %%p1;\n");
-		else
-			pl_printf(b, "\tsetp.ge.u32 %%p1, %%u2, %%u5;\n"
-				  "\t@%%p1 bra $Lc%zu;\n", i);
+		skip_if(c, "ge", "%u2, %u5", "%p1", i);
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u2, 8;\n"
 			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
 		update(c, "%t0", "%r3");
