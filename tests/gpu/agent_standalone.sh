@@ -16,23 +16,12 @@ NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 [ -x "$NVCC" ] || NVCC=$(command -v nvcc) || { echo "no nvcc"; exit 77; }
 AGENT=$(pwd)/build/libgputrace-agent.so
 [ -f "$AGENT" ] || { echo "FAIL: no $AGENT (make)"; exit 1; }
-CC=${CC:-cc}
 T=$(mktemp -d "${TMPDIR:-/tmp}/gt-agent-gpu.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-W="-std=gnu11 -O1 -g -I."
-DEVRT=build/runtime/agent/devrt_ptx.c
-if [ ! -f "$DEVRT" ]; then
-	DEVRT=$T/devrt_ptx.c
-	sh runtime/agent/devrt_embed.sh "$NVCC" runtime/agent/devrt.cu "$DEVRT" ||
-		fail "devrt_embed.sh"
-fi
-$CC $W tests/gpu/agent_cfg.c compiler/ptx_lower.c compiler/ptx_lower_an.c \
-	compiler/ptx_lower_insn.c compiler/dev_helpers.c \
-	runtime/agent/agent_config.c "$DEVRT" -o "$T/cfg" || fail "agent_cfg"
-$CC $W tests/accept/agent_tracer.c runtime/agent/devrt_host.c \
-	-o "$T/tracer" || fail "agent_tracer"
+. tests/progs/agent_tools.sh
+agent_tools
 # vadd and uses_global: SASS and PTX for sm_90; sass_kernel: SASS only
 "$NVCC" -O2 -c -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
 	tests/gpu/agent_vadd.cu -o "$T/vadd.o" || fail "nvcc agent_vadd.cu"

@@ -14,30 +14,18 @@ AGENT=${GPUTRACE_AGENT:-$(dirname "$GT")/libgputrace-agent.so}
 case $AGENT in /*) ;; *) AGENT=$(pwd)/$AGENT ;; esac
 NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 [ -x "$NVCC" ] || { echo "no nvcc: cannot build the test fatbins"; exit 77; }
-CC=${CC:-cc}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gt-agent.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- build the pieces
-W="-std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -I."
-DEVRT=build/runtime/agent/devrt_ptx.c
-if [ ! -f "$DEVRT" ]; then
-	DEVRT=$T/devrt_ptx.c
-	sh runtime/agent/devrt_embed.sh "$NVCC" runtime/agent/devrt.cu "$DEVRT" ||
-		fail "devrt_embed.sh"
-fi
+. tests/progs/agent_tools.sh
+agent_tools
 $CC $W -shared -fPIC -Wl,-soname,libcuda.so.1 tests/accept/agent_fakecuda.c \
 	-o "$T/libcuda.so.1" || fail "building the fake libcuda"
 $CC $W tests/accept/agent_hookprog.c "$T/libcuda.so.1" -ldl \
 	-Wl,-rpath,"$T" -o "$T/prog" || fail "building agent_hookprog"
-$CC $W tests/gpu/agent_cfg.c compiler/ptx_lower.c compiler/ptx_lower_an.c \
-	compiler/ptx_lower_insn.c compiler/dev_helpers.c \
-	runtime/agent/agent_config.c "$DEVRT" -o "$T/cfg" ||
-	fail "building agent_cfg"
-$CC $W tests/accept/agent_tracer.c runtime/agent/devrt_host.c \
-	-o "$T/tracer" || fail "building agent_tracer"
 "$NVCC" -fatbin -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
 	tests/gpu/agent_vadd.cu -o "$T/vadd.fatbin" || fail "nvcc vadd"
 "$NVCC" -fatbin -gencode arch=compute_90,code=sm_90 tests/gpu/agent_sass.cu \
