@@ -308,8 +308,47 @@ static void test_splice_launch_words(void)
 	ptx_free(m);
 }
 
-/* %gt_t0lo is read after the kernel's straight-line start. */
-static void test_splice_t0lo(void)
+/*
+ * A late read of module M (placeholder NAME; READ is its text in the
+ * spliced kernel, COUNTED a string it holds once): with only an exit
+ * text using it, once, after the kernel's straight-line start and
+ * before its first branch; with an entry text using it too, once, at
+ * the entry before that text and the kernel's first statement.
+ */
+static void check_late_read(struct ptx_module *m, const char *name,
+			    const char *use_exit, const char *use_entry,
+			    const char *read, const char *counted)
+{
+	const char *names[] = { "k", NULL };
+	struct ptx_splice_req req = { .names = names, .exit = use_exit };
+	char err[256], what[96], *out = NULL;
+	const char *at, *br;
+
+	snprintf(what, sizeof(what), "%s/splices", name);
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, what);
+	at = out ? strstr(out, read) : NULL;
+	br = out ? strstr(out, "@%p1 bra $L_end;") : NULL;
+	snprintf(what, sizeof(what), "%s/read once, before the first branch",
+		 name);
+	CHECK(at && br && at < br && strstr(out, "setp.ge.u32 %p1") < at &&
+	      count_of(out, counted) == 1, what);
+	free(out);
+	out = NULL;
+	req.entry = use_entry;
+	snprintf(what, sizeof(what), "%s/entry", name);
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, what);
+	at = out ? strstr(out, read) : NULL;
+	snprintf(what, sizeof(what),
+		 "%s/at the entry when the entry text uses it", name);
+	/* before USE_ENTRY's second line, the use */
+	CHECK(at && at < strstr(out, strchr(use_entry + 1, '\t') + 1) &&
+	      at < strstr(out, "ld.param.u32 %r1") &&
+	      count_of(out, counted) == 1, what);
+	free(out);
+}
+
+/* %gt_t0lo and %gt_shard are read after the kernel's straight-line start. */
+static void test_splice_late_reads(void)
 {
 	static const char k[] =
 		".version 7.4\n.target sm_75\n.address_size 64\n"
@@ -324,52 +363,24 @@ static void test_splice_t0lo(void)
 	const char *names[] = { "k", NULL };
 	struct ptx_splice_req req = {
 		.names = names,
-		.exit = "\t.reg .b32 %x;\n\tmov.u32 %x, %gt_t0lo;\n",
+		.exit = "\t.reg .b64 %x;\n\tmov.u64 %x, %gt_shard;\n",
 	};
 	struct ptx_module *m;
 	char err[256], *out = NULL;
-	const char *t0, *br;
 
 	if (ptx_parse(k, strlen(k), &m, err, sizeof(err)))
 		return;
-	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "t0lo/splices");
-	t0 = out ? strstr(out, "mov.u32 \t%gt_t0lo, %globaltimer_lo;") : NULL;
-	br = out ? strstr(out, "@%p1 bra $L_end;") : NULL;
-	CHECK(t0 && br && t0 < br && strstr(out, "setp.ge.u32 %p1") < t0 &&
-	      count_of(out, "%globaltimer_lo") == 1,
-	      "t0lo/read once, before the first branch");
-	free(out);
-	out = NULL;
-	/* an entry text that reads it: at the entry, before that text */
-	req.entry = "\t.reg .b32 %y;\n\tmov.u32 %y, %gt_t0lo;\n";
-	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "t0lo/entry");
-	t0 = out ? strstr(out, "mov.u32 \t%gt_t0lo, %globaltimer_lo;") : NULL;
-	CHECK(t0 && t0 < strstr(out, "mov.u32 %y, %gt_t0lo;") &&
-	      t0 < strstr(out, "ld.param.u32 %r1") &&
-	      count_of(out, "%globaltimer_lo") == 1,
-	      "t0lo/at the entry when the entry text uses it");
-	free(out);
-	out = NULL;
-	/* %gt_shard: with %gt_t0lo, once, unless the entry text uses it */
-	req.entry = NULL;
-	req.exit = "\t.reg .b64 %x;\n\tmov.u64 %x, %gt_shard;\n";
-	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "shard/splices");
-	t0 = out ? strstr(out, "mov.u32 \t%gt_s1, %tid.y;") : NULL;
-	br = out ? strstr(out, "@%p1 bra $L_end;") : NULL;
-	CHECK(t0 && br && t0 < br && strstr(out, "setp.ge.u32 %p1") < t0 &&
-	      count_of(out, "%tid.y") == 1 &&
+	check_late_read(m, "t0lo", "\t.reg .b32 %x;\n\tmov.u32 %x, %gt_t0lo;\n",
+			"\t.reg .b32 %y;\n\tmov.u32 %y, %gt_t0lo;\n",
+			"mov.u32 \t%gt_t0lo, %globaltimer_lo;", "%globaltimer_lo");
+	check_late_read(m, "shard", req.exit,
+			"\t.reg .b64 %y;\n\tmov.u64 %y, %gt_shard;\n",
+			"cvt.u64.u32 \t%gt_shard, %gt_s0;", "%tid.y");
+	/* the shard's register is declared at kernel scope */
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1 &&
 	      contains(out, "\t.reg .b64 \t%gt_shard;\n") &&
-	      contains(out, "cvt.u64.u32 \t%gt_shard, %gt_s0;"),
-	      "shard/computed once, before the first branch");
-	free(out);
-	out = NULL;
-	req.entry = "\t.reg .b64 %y;\n\tmov.u64 %y, %gt_shard;\n";
-	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1, "shard/entry");
-	t0 = out ? strstr(out, "cvt.u64.u32 \t%gt_shard, %gt_s0;") : NULL;
-	CHECK(t0 && t0 < strstr(out, "mov.u64 %y, %gt_shard;") &&
-	      t0 < strstr(out, "ld.param.u32 %r1") &&
-	      count_of(out, "%tid.y") == 1,
-	      "shard/at the entry when the entry text uses it");
+	      contains(out, "mov.u32 \t%gt_s1, %tid.y;"),
+	      "shard/declared and computed");
 	free(out);
 	ptx_free(m);
 }
@@ -1019,7 +1030,7 @@ int main(void)
 	test_read();
 	test_splice_shape();
 	test_splice_launch_words();
-	test_splice_t0lo();
+	test_splice_late_reads();
 	test_splice_deferred();
 	test_prune();
 	test_splice_options();
