@@ -20,7 +20,7 @@ GEN_C    := $(BUILD)/lang/lexer.c $(BUILD)/lang/parser.c
 # runtime/agent/agent_*.c are the in-process agent (agent_so.mk builds it),
 # except the config file code, which the tracer writes with.
 AGENT_ONLY := $(filter-out runtime/agent/agent_config.c,$(wildcard runtime/agent/agent_*.c))
-SRCS     := $(filter-out runtime/main.c $(AGENT_ONLY),$(wildcard lang/*.c compiler/*.c runtime/*.c runtime/agent/*.c probes/*.c))
+SRCS     := $(filter-out runtime/main.c $(AGENT_ONLY),$(wildcard lang/*.c compiler/*.c gpucode/*.c runtime/*.c runtime/agent/*.c probes/*.c))
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o) $(GEN_C:%.c=%.o)
 MAIN_OBJ := $(BUILD)/runtime/main.o
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -71,7 +71,7 @@ $(BUILD)/lang/lexer.c: $(LEX_SRC) $(BUILD)/lang/parser.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgputrace.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 units: $(UNIT_BIN) $(EXTRA_UNIT_DEPS)
 

@@ -2,7 +2,7 @@
 /*
  * Lowering verified device eBPF (gpu:kernel, gpu:warp clauses) to PTX.
  * Each clause becomes one `.func __gt_probe_K(ctx, t0, arg0..)` that the
- * splicer (runtime/agent/ptx.h) calls from every matched kernel; maps,
+ * splicer (gpucode/ptx.h) calls from every matched kernel; maps,
  * aggregations and printf go to the device runtime (runtime/agent/devrt.h,
  * devrt.cu).  docs/device-runtime.md has the design.
  */

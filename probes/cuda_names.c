@@ -31,7 +31,7 @@
 #include "probes/cuda_priv.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
-#include "runtime/agent/fatbin.h"
+#include "gpucode/fatbin.h"
 
 #define MAX_OBJS	256	/* files scanned for -c: the program and its libraries */
 

@@ -14,8 +14,8 @@
 
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
-#include "runtime/agent/fatbin.h"
-#include "runtime/agent/ptx.h"
+#include "gpucode/fatbin.h"
+#include "gpucode/ptx.h"
 #include "runtime/dryrun.h"
 
 bool dryrun_match(const char *glob, const char *name)

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "probes/elf_syms.h"
-#include "runtime/agent/fatbin.h"
+#include "gpucode/fatbin.h"
 #include "runtime/list.h"
 
 static const char *const fixed[] = {

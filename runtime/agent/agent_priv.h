@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "runtime/agent/agent_proto.h"
-#include "runtime/agent/fatbin.h"
-#include "runtime/agent/ptx.h"
+#include "gpucode/fatbin.h"
+#include "gpucode/ptx.h"
 
 #define AGENT_HIDDEN __attribute__((visibility("hidden")))
 

@@ -2,12 +2,12 @@
 /*
  * fbdump FILE...: print the fatbin entries and kernels of host ELF files,
  * a debugging aid for the fatbin reader (not built by the Makefile):
- *   gcc -std=gnu11 -I. tests/fatbin/fbdump.c runtime/agent/fatbin*.c \
+ *   gcc -std=gnu11 -I. tests/fatbin/fbdump.c gpucode/fatbin*.c \
  *       -lelf -lzstd -llz4 -o /tmp/fbdump
  */
 #include <stdio.h>
 
-#include "runtime/agent/fatbin.h"
+#include "gpucode/fatbin.h"
 
 static const char *comp_name[] = { "none", "lz4", "zstd" };
 

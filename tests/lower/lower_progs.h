@@ -18,7 +18,7 @@
 #include "compiler/emit.h"
 #include "compiler/ptx_lower.h"
 #include "runtime/agent/devrt.h"
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 
 #define LP_ALU32_IMM(op, d, k)	I_RAW(BPF_ALU | BPF_OP(op) | BPF_K, d, 0, 0, k)
 #define LP_JMP32_IMM(op, d, k, o) I_RAW(BPF_JMP32 | BPF_OP(op) | BPF_K, d, 0, o, k)

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 
 #define MAXARG 14
 

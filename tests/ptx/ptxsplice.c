@@ -7,14 +7,14 @@
  *   ptxsplice [-k NAME]... [-d DECLS] [-e ENTRY] [-x EXIT] [-t] [-m]
  *             [-V MAJ.MIN] IN.ptx > OUT.ptx   splice
  *
- * Build: gcc -std=gnu11 -I. tests/ptx/ptxsplice.c runtime/agent/ptx_*.c
+ * Build: gcc -std=gnu11 -I. tests/ptx/ptxsplice.c gpucode/ptx_*.c
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 
 static char *slurp(const char *path, size_t *len)
 {

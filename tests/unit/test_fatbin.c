@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/agent/fatbin.h"
+#include "gpucode/fatbin.h"
 #include "tests/unit/unit.h"
 
 static char dir[200];

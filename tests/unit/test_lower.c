@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "compiler/verifier.h"
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 #include "tests/lower/lower_progs.h"
 #include "tests/unit/unit.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 #include "tests/unit/unit.h"
 
 /* ---------------------------------------------------------- probes -- */

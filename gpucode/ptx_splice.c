@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 
 #define PTX_MAX_ARG 1023	/* highest %gt_argN a probe may name */
 

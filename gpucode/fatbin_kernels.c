@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/fatbin.h"
-#include "runtime/agent/fatbin_priv.h"
+#include "gpucode/fatbin.h"
+#include "gpucode/fatbin_priv.h"
 
 static bool is_name_char(int c)
 {

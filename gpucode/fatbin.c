@@ -22,8 +22,8 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "runtime/agent/fatbin.h"
-#include "runtime/agent/fatbin_priv.h"
+#include "gpucode/fatbin.h"
+#include "gpucode/fatbin_priv.h"
 
 #define FB_HDR_SIZE	16
 #define FB_ENTRY_MIN	64

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 
 enum tk { T_EOF, T_WORD, T_STR, T_PUNCT, T_ERR };
 

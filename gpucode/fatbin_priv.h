@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/agent/fatbin.h"
+#include "gpucode/fatbin.h"
 
 /* Format a message into ERR (may be NULL) and return -ERRNUM. */
 int fatbin_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)

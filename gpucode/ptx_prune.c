@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/ptx.h"
+#include "gpucode/ptx.h"
 
 static const char hdr[] = ".version 7.4\n.target sm_75\n.address_size 64\n";
 

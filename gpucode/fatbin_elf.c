@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/agent/fatbin.h"
-#include "runtime/agent/fatbin_priv.h"
+#include "gpucode/fatbin.h"
+#include "gpucode/fatbin_priv.h"
 
 #define WRAPPER_SIZE	24
 #define STO_CUDA_ENTRY	0x10	/* st_other bit of kernel symbols */
