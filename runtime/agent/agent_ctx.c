@@ -386,9 +386,20 @@ static void drain_one(struct agent_actx *a, struct batch *b)
 	a->drops = drops;
 }
 
+/*
+ * Under agent_ctx_lock: relaxed capture mode for copying out of the
+ * contexts (agent_capture_relax); with no context the driver may not
+ * even be loaded, and nothing is copied.
+ */
+static CUstreamCaptureMode relax_for_copies(void)
+{
+	return ctxs ? agent_capture_relax() : CU_STREAM_CAPTURE_MODE_RELAXED;
+}
+
 void agent_ctx_drain(void)
 {
 	struct batch b = { 0 };
+	CUstreamCaptureMode mode;
 	CUcontext old;
 
 	if (!rings_ok())
@@ -399,6 +410,7 @@ void agent_ctx_drain(void)
 	if (!b.buf)
 		return;
 	pthread_mutex_lock(&agent_ctx_lock);
+	mode = relax_for_copies();
 	for (struct agent_actx *a = ctxs; a; a = a->next) {
 		if (a->dead || a->failed ||
 		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
@@ -406,6 +418,7 @@ void agent_ctx_drain(void)
 		drain_one(a, &b);
 		agent_drv.ctx_pop(&old);
 	}
+	agent_capture_restore(mode);
 	flush(&b);
 	pthread_mutex_unlock(&agent_ctx_lock);
 	free(b.buf);
@@ -453,6 +466,7 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 {
 	struct agent_seg_hdr *h;
 	uint32_t n = 0, j = 0;
+	CUstreamCaptureMode mode;
 	size_t off;
 	CUcontext old;
 	int ret = 0;
@@ -473,6 +487,7 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 		agent_report_once("the map segment is too small");
 		return -ENOSPC;
 	}
+	mode = relax_for_copies();
 	for (struct agent_actx *a = ctxs; a; a = a->next) {
 		bool live = !a->dead, first = true;
 
@@ -510,6 +525,7 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 			agent_drv.ctx_pop(&old);
 		}
 	}
+	agent_capture_restore(mode);
 	h->magic = AGENT_SEG_MAGIC;
 	h->nimages = j;
 	h->pad = 0;

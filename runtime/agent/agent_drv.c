@@ -51,6 +51,7 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(link_complete, "cuLinkComplete"),
 	USE(link_destroy, "cuLinkDestroy"),
 	USE(get_error_string, "cuGetErrorName"),
+	USE(capture_mode, "cuThreadExchangeStreamCaptureMode"),
 	USE(primary_retain, "cuDevicePrimaryCtxRetain"),
 	USE(primary_release, "cuDevicePrimaryCtxRelease_v2"),
 };
@@ -94,6 +95,30 @@ int agent_drv_usable(void)
 {
 	pthread_once(&drv_once, drv_load);
 	return drv_err;
+}
+
+/*
+ * While a stream capture is under way, the driver refuses "unsafe" calls
+ * (cuMemAlloc, synchronous copies, synchronizations) from the capturing
+ * thread, and from every thread when the capture is in global mode; a
+ * refused call also invalidates the user's capture.  None of our calls
+ * touches a capturing stream (we use our own non-blocking stream), so
+ * the agent runs them in relaxed mode, which only lifts that check.
+ */
+CUstreamCaptureMode agent_capture_relax(void)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+	if (!agent_drv.capture_mode ||
+	    agent_drv.capture_mode(&m) != CUDA_SUCCESS)
+		return CU_STREAM_CAPTURE_MODE_RELAXED;
+	return m;
+}
+
+void agent_capture_restore(CUstreamCaptureMode m)
+{
+	if (agent_drv.capture_mode && m != CU_STREAM_CAPTURE_MODE_RELAXED)
+		agent_drv.capture_mode(&m);
 }
 
 const char *agent_cu_str(CUresult r)

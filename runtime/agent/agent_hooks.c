@@ -464,6 +464,33 @@ const struct agent_hook agent_hooks[] = {
 	   gt_ctx_destroy, ctx_destroy),
 	HV("cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset", -1, 11000,
 	   1 << 30, gt_primary_reset, primary_reset),
+	/* graph kernel nodes: the _v2 structs (kern, ctx) came with 12.0 */
+	HV("cuGraphAddKernelNode", "cuGraphAddKernelNode", -1, 0, 12000,
+	   gt_graph_add_kernel, graph_add_kernel),
+	HV("cuGraphAddKernelNode_v2", "cuGraphAddKernelNode", -1, 12000,
+	   1 << 30, gt_graph_add_kernel_v2, graph_add_kernel_v2),
+	HV("cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams", -1, 0,
+	   12000, gt_kernel_node_get, kernel_node_get),
+	HV("cuGraphKernelNodeGetParams_v2", "cuGraphKernelNodeGetParams", -1,
+	   12000, 1 << 30, gt_kernel_node_get_v2, kernel_node_get_v2),
+	HV("cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams", -1, 0,
+	   12000, gt_kernel_node_set, kernel_node_set),
+	HV("cuGraphKernelNodeSetParams_v2", "cuGraphKernelNodeSetParams", -1,
+	   12000, 1 << 30, gt_kernel_node_set_v2, kernel_node_set_v2),
+	HV("cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams",
+	   -1, 0, 12000, gt_exec_kernel_node_set, exec_kernel_node_set),
+	HV("cuGraphExecKernelNodeSetParams_v2",
+	   "cuGraphExecKernelNodeSetParams", -1, 12000, 1 << 30,
+	   gt_exec_kernel_node_set_v2, exec_kernel_node_set_v2),
+	/* the generic node calls: 12.2, with edge data from 12.3 */
+	HV("cuGraphAddNode", "cuGraphAddNode", -1, 0, 12030, gt_graph_add_node,
+	   graph_add_node),
+	HV("cuGraphAddNode_v2", "cuGraphAddNode", -1, 12030, 1 << 30,
+	   gt_graph_add_node_v2, graph_add_node_v2),
+	H("cuGraphNodeSetParams", "cuGraphNodeSetParams", -1, gt_node_set,
+	  node_set),
+	H("cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams", -1,
+	  gt_exec_node_set, exec_node_set),
 };
 
 const int agent_nhooks = sizeof(agent_hooks) / sizeof(agent_hooks[0]);

@@ -238,7 +238,9 @@ void agent_kernel_alias(uintptr_t h, uintptr_t from)
 	pthread_mutex_lock(&klock);
 	k = lookup(h);
 	if (!k || k->owner != src->owner || strcmp(k->mangled, src->mangled))
-		record(h, false, src->mangled, src->owner);
+		k = record(h, false, src->mangled, src->owner);
+	if (k && src->is_kernel)
+		k->kern = from;
 	pthread_mutex_unlock(&klock);
 }
 
@@ -277,17 +279,16 @@ struct agent_kernel *agent_kernel_get(uintptr_t h)
 }
 
 /* Under klock: make H unknown again if it still maps to K. */
-static void unmap(struct agent_kernel *k)
+static void unmap_key(uintptr_t h, struct agent_kernel *k)
 {
 	struct ktab *t = atomic_load(&tab);
 
-	for (size_t i = home(k->handle, t->cap);;
-	     i = (i + 1) & (t->cap - 1)) {
+	for (size_t i = home(h, t->cap);; i = (i + 1) & (t->cap - 1)) {
 		uintptr_t key = atomic_load(&t->s[i].key);
 
 		if (!key)
 			return;
-		if (key == k->handle) {
+		if (key == h) {
 			if (atomic_load(&t->s[i].val) == k)
 				atomic_store(&t->s[i].val, NULL);
 			return;
@@ -300,7 +301,7 @@ void agent_kernel_forget_owner(uintptr_t owner)
 	pthread_mutex_lock(&klock);
 	for (struct agent_kernel *k = all; k; k = k->all_next)
 		if (k->owner == owner)
-			unmap(k);
+			unmap_key(k->handle, k);
 	pthread_mutex_unlock(&klock);
 }
 
@@ -310,8 +311,11 @@ void agent_kernel_forget_ctx(CUcontext ctx)
 	for (struct agent_kernel *k = all; k; k = k->all_next)
 		for (struct agent_inst *in = atomic_load(&k->insts); in;
 		     in = in->next)
-			if (in->ctx == ctx)
+			if (in->ctx == ctx) {
 				in->ctx = NULL;
+				if (in->fn)
+					unmap_key((uintptr_t)in->fn, k);
+			}
 	pthread_mutex_unlock(&klock);
 }
 
@@ -477,6 +481,15 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	}
 	in->nparams = f->nparams;
 	in->ctx_off = ptx_ctx_offset(f);
+	/*
+	 * The copy's handle names the same kernel: a graph node's
+	 * parameters read back (cuGraphKernelNodeGetParams) and set again
+	 * keep their instrumentation instead of gaining a second one.
+	 */
+	pthread_mutex_lock(&klock);
+	if (!lookup((uintptr_t)in->fn))
+		insert((uintptr_t)in->fn, k);
+	pthread_mutex_unlock(&klock);
 	in->launch_ns = (l.entry && strstr(l.entry, "%gt_launch_ns")) ||
 			(l.exit && strstr(l.exit, "%gt_launch_ns"));
 	if (k->id < 0)
@@ -499,6 +512,7 @@ out:
 struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 {
 	struct agent_inst *in;
+	CUstreamCaptureMode mode;
 	CUcontext old;
 	char why[1024];
 
@@ -520,6 +534,7 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 		goto out;
 	in->ctx = ctx;
 	agent_in_hook++;
+	mode = agent_capture_relax();
 	if (agent_drv_usable()) {
 		snprintf(why, sizeof(why), "the CUDA driver lacks entry points "
 			 "the agent needs");
@@ -529,6 +544,7 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 		instrument(k, in, why, sizeof(why));
 		agent_drv.ctx_pop(&old);
 	}
+	agent_capture_restore(mode);
 	agent_in_hook--;
 	if (!in->fn && why[0])
 		agent_report_once("skipped %s: %s", k->pretty, why);

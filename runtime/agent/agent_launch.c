@@ -49,33 +49,56 @@ static CUcontext launch_ctx(CUstream s)
 	return c;
 }
 
+void agent_param_fill(struct agent_launch_param *p,
+		      const struct agent_kernel *k, const struct agent_inst *in)
+{
+	struct timespec ts;
+
+	p->ctx = (uint64_t)in->actx->d_ctx;
+	p->launch = __atomic_add_fetch(&launch_seq, 1, __ATOMIC_RELAXED);
+	/*
+	 * On the GPU's clock, so gtime - launch_ns is never negative; read
+	 * only for probes that use it (the clock costs tens of ns here).
+	 */
+	p->launch_ns = 0;
+	if (in->launch_ns) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		p->launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+			       (uint64_t)ts.tv_nsec +
+			       (uint64_t)in->actx->clock_off;
+	}
+	p->kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
+	memcpy(p->hot, in->actx->hot, sizeof(p->hot));
+}
+
+void **agent_params_append(void **params, int n, void *p, void **small,
+			   size_t nsmall)
+{
+	void **out = small;
+
+	if ((size_t)n + 1 > nsmall) {
+		out = malloc(((size_t)n + 1) * sizeof(*out));
+		if (!out)
+			return NULL;
+	}
+	if (n)
+		memcpy(out, params, (size_t)n * sizeof(*out));
+	out[n] = p;
+	return out;
+}
+
 static CUresult launch_inst(const struct agent_launch *l,
 			    const struct agent_kernel *k,
 			    const struct agent_inst *in)
 {
 	struct agent_launch_param p;
-	struct timespec ts;
-	void *small[32], **params = small, *xout[5];
+	void *small[32], **params, *xout[5];
 	uint64_t xbuf[512];
 	size_t xsize;
 	CUresult r;
 	int e;
 
-	p.ctx = (uint64_t)in->actx->d_ctx;
-	p.launch = __atomic_add_fetch(&launch_seq, 1, __ATOMIC_RELAXED);
-	/*
-	 * On the GPU's clock, so gtime - launch_ns is never negative; read
-	 * only for probes that use it (the clock costs tens of ns here).
-	 */
-	p.launch_ns = 0;
-	if (in->launch_ns) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		p.launch_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-			      (uint64_t)ts.tv_nsec +
-			      (uint64_t)in->actx->clock_off;
-	}
-	p.kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
-	memcpy(p.hot, in->actx->hot, sizeof(p.hot));
+	agent_param_fill(&p, k, in);
 	if (l->extra) {
 		if (l->params)	/* invalid: let the driver say so */
 			return call_real(l, l->f, l->params, l->extra);
@@ -91,14 +114,10 @@ static CUresult launch_inst(const struct agent_launch *l,
 	}
 	if (in->nparams > 0 && !l->params)
 		return call_real(l, l->f, l->params, NULL);
-	if ((size_t)in->nparams + 1 > sizeof(small) / sizeof(small[0])) {
-		params = malloc(((size_t)in->nparams + 1) * sizeof(*params));
-		if (!params)
-			return call_real(l, l->f, l->params, NULL);
-	}
-	if (in->nparams)
-		memcpy(params, l->params, (size_t)in->nparams * sizeof(*params));
-	params[in->nparams] = &p;
+	params = agent_params_append(l->params, in->nparams, &p, small,
+				     sizeof(small) / sizeof(small[0]));
+	if (!params)
+		return call_real(l, l->f, l->params, NULL);
 	r = call_real(l, in->fn, params, NULL);
 	if (params != small)
 		free(params);

@@ -224,6 +224,7 @@ static void agent_exit(void)
 	if (agent.active) {
 		uint64_t seq = agent.snap_seq + 1;
 
+		agent_capture_relax();	/* the process is ending */
 		/* the program may exit with kernels still running */
 		agent_ctx_sync_all();
 		if (agent_ctx_snapshot(seq, true) == 0)

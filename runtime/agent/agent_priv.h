@@ -184,6 +184,34 @@ struct agent_drv {
 	CUresult (*link_complete)(CUlinkState, void **, size_t *);
 	CUresult (*link_destroy)(CUlinkState);
 	CUresult (*get_error_string)(CUresult, const char **);
+	CUresult (*capture_mode)(CUstreamCaptureMode *);
+	/* hooked: graph kernel nodes (agent_graph.c) */
+	CUresult (*graph_add_kernel)(CUgraphNode *, CUgraph,
+				     const CUgraphNode *, size_t,
+				     const CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*graph_add_kernel_v2)(CUgraphNode *, CUgraph,
+					const CUgraphNode *, size_t,
+					const CUDA_KERNEL_NODE_PARAMS_v2 *);
+	CUresult (*kernel_node_get)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*kernel_node_get_v2)(CUgraphNode,
+				       CUDA_KERNEL_NODE_PARAMS_v2 *);
+	CUresult (*kernel_node_set)(CUgraphNode,
+				    const CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*kernel_node_set_v2)(CUgraphNode,
+				       const CUDA_KERNEL_NODE_PARAMS_v2 *);
+	CUresult (*exec_kernel_node_set)(CUgraphExec, CUgraphNode,
+					 const CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*exec_kernel_node_set_v2)(CUgraphExec, CUgraphNode,
+					    const CUDA_KERNEL_NODE_PARAMS_v2 *);
+	CUresult (*graph_add_node)(CUgraphNode *, CUgraph, const CUgraphNode *,
+				   size_t, CUgraphNodeParams *);
+	CUresult (*graph_add_node_v2)(CUgraphNode *, CUgraph,
+				      const CUgraphNode *,
+				      const CUgraphEdgeData *, size_t,
+				      CUgraphNodeParams *);
+	CUresult (*node_set)(CUgraphNode, CUgraphNodeParams *);
+	CUresult (*exec_node_set)(CUgraphExec, CUgraphNode,
+				  CUgraphNodeParams *);
 };
 
 extern struct agent_drv agent_drv AGENT_HIDDEN;
@@ -207,6 +235,12 @@ void *agent_real_dlsym(void *handle, const char *name) AGENT_HIDDEN;
 int agent_drv_init(void) AGENT_HIDDEN;
 /* 0 when every entry point instrumentation needs exists, else -errno. */
 int agent_drv_usable(void) AGENT_HIDDEN;
+/*
+ * This thread's stream-capture mode set to relaxed for the agent's own
+ * driver calls; returns the mode to give back to agent_capture_restore.
+ */
+CUstreamCaptureMode agent_capture_relax(void) AGENT_HIDDEN;
+void agent_capture_restore(CUstreamCaptureMode m) AGENT_HIDDEN;
 /* "CUDA_ERROR_INVALID_VALUE"-like text for R. */
 const char *agent_cu_str(CUresult r) AGENT_HIDDEN;
 /* Per-thread guard: our own driver calls must not re-enter the hooks. */
@@ -278,6 +312,8 @@ struct agent_kernel {
 	char *pretty;		/* demangled with parameters, or mangled */
 	char *base;		/* demangled without parameters */
 	uintptr_t owner;	/* module/library handle it came from, or 0 */
+	uintptr_t kern;		/* CUfunction from cuKernelGetFunction: its
+				 * CUkernel; else 0 */
 	enum agent_kstate state;
 	int id;			/* kernel id (names table index), -1: none */
 	struct agent_inst *_Atomic insts;
@@ -378,6 +414,55 @@ struct agent_launch {
 };
 
 CUresult agent_launch(const struct agent_launch *l) AGENT_HIDDEN;
+/* The launch parameter for one launch (or graph node) of K's copy IN. */
+void agent_param_fill(struct agent_launch_param *p,
+		      const struct agent_kernel *k,
+		      const struct agent_inst *in) AGENT_HIDDEN;
+/*
+ * The N kernel parameters of PARAMS with P appended: in SMALL (NSMALL
+ * slots) when it fits, else malloc'd; NULL when out of memory.
+ */
+void **agent_params_append(void **params, int n, void *p, void **small,
+			   size_t nsmall) AGENT_HIDDEN;
+
+/* ---- agent_graph.c: kernel nodes, exported under the driver's names ---- */
+#define AGENT_EXPORT __attribute__((visibility("default")))
+AGENT_EXPORT CUresult gt_graph_add_kernel(CUgraphNode *, CUgraph,
+		const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS_v1 *)
+	__asm__("cuGraphAddKernelNode");
+AGENT_EXPORT CUresult gt_graph_add_kernel_v2(CUgraphNode *, CUgraph,
+		const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS_v2 *)
+	__asm__("cuGraphAddKernelNode_v2");
+AGENT_EXPORT CUresult gt_kernel_node_get(CUgraphNode,
+		CUDA_KERNEL_NODE_PARAMS_v1 *)
+	__asm__("cuGraphKernelNodeGetParams");
+AGENT_EXPORT CUresult gt_kernel_node_get_v2(CUgraphNode,
+		CUDA_KERNEL_NODE_PARAMS_v2 *)
+	__asm__("cuGraphKernelNodeGetParams_v2");
+AGENT_EXPORT CUresult gt_kernel_node_set(CUgraphNode,
+		const CUDA_KERNEL_NODE_PARAMS_v1 *)
+	__asm__("cuGraphKernelNodeSetParams");
+AGENT_EXPORT CUresult gt_kernel_node_set_v2(CUgraphNode,
+		const CUDA_KERNEL_NODE_PARAMS_v2 *)
+	__asm__("cuGraphKernelNodeSetParams_v2");
+AGENT_EXPORT CUresult gt_exec_kernel_node_set(CUgraphExec, CUgraphNode,
+		const CUDA_KERNEL_NODE_PARAMS_v1 *)
+	__asm__("cuGraphExecKernelNodeSetParams");
+AGENT_EXPORT CUresult gt_exec_kernel_node_set_v2(CUgraphExec, CUgraphNode,
+		const CUDA_KERNEL_NODE_PARAMS_v2 *)
+	__asm__("cuGraphExecKernelNodeSetParams_v2");
+AGENT_EXPORT CUresult gt_graph_add_node(CUgraphNode *, CUgraph,
+		const CUgraphNode *, size_t, CUgraphNodeParams *)
+	__asm__("cuGraphAddNode");
+AGENT_EXPORT CUresult gt_graph_add_node_v2(CUgraphNode *, CUgraph,
+		const CUgraphNode *, const CUgraphEdgeData *, size_t,
+		CUgraphNodeParams *)
+	__asm__("cuGraphAddNode_v2");
+AGENT_EXPORT CUresult gt_node_set(CUgraphNode, CUgraphNodeParams *)
+	__asm__("cuGraphNodeSetParams");
+AGENT_EXPORT CUresult gt_exec_node_set(CUgraphExec, CUgraphNode,
+		CUgraphNodeParams *)
+	__asm__("cuGraphExecNodeSetParams");
 #endif /* AGENT_NO_CUDA */
 
 #endif

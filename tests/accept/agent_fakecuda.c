@@ -8,7 +8,13 @@
  * probe: it adds the launch's warps to device map 0 through the launch
  * parameter, which checks the parameter and the map layout end to end.
  * Every launch prints one line on stdout saying what ran, unless
- * FAKECUDA_QUIET is set (bench/hook times launches).
+ * FAKECUDA_QUIET is set (bench/hook times launches).  With
+ * FAKECUDA_CAPTURE set, a stream capture in global mode is taken to be
+ * under way for the whole run: the calls the real driver refuses then
+ * (allocations, synchronous copies, synchronizations) fail unless the
+ * calling thread is in relaxed mode, and say so on stderr.  Graph kernel
+ * nodes keep their parameters as the driver does (copied when set) and
+ * run at cuGraphLaunch.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -33,6 +39,30 @@ struct ffunc {
 };
 
 static const char cubin_magic[] = "FAKECUBIN\n";
+
+/* ---- stream capture: 0 global, 1 thread-local, 2 relaxed */
+static __thread int capture_mode;
+
+CUresult cuThreadExchangeStreamCaptureMode(int *mode)
+{
+	int old = capture_mode;
+
+	capture_mode = *mode;
+	*mode = old;
+	return OK;
+}
+
+/* A call the driver refuses while a global-mode capture runs. */
+static int unsafe(const char *what)
+{
+	if (!getenv("FAKECUDA_CAPTURE") || capture_mode == 2)
+		return 0;
+	fprintf(stderr, "fake: %s during a capture: capture invalidated\n",
+		what);
+	return 1;
+}
+#define CAPTURE_CHECK(what) \
+	do { if (unsafe(what)) return 900; } while (0)
 
 CUresult cuDriverGetVersion(int *v)
 {
@@ -77,6 +107,7 @@ CUresult cuCtxGetDevice(int *d)
 
 CUresult cuCtxSynchronize(void)
 {
+	CAPTURE_CHECK("cuCtxSynchronize");
 	return OK;
 }
 
@@ -106,12 +137,16 @@ CUresult cuStreamCreate(void **s, unsigned flags)
 
 CUresult cuStreamSynchronize(void *s)
 {
+	CAPTURE_CHECK("cuStreamSynchronize");
 	return OK;
 }
 
 CUresult cuMemAlloc_v2(uint64_t *p, size_t n)
 {
-	void *m = calloc(1, n);
+	void *m;
+
+	CAPTURE_CHECK("cuMemAlloc");
+	m = calloc(1, n);
 
 	*p = (uint64_t)(uintptr_t)m;
 	return m ? OK : 2;
@@ -125,12 +160,14 @@ CUresult cuMemFree_v2(uint64_t p)
 
 CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st)
 {
+	CAPTURE_CHECK("cuMemcpyHtoDAsync");
 	memcpy((void *)(uintptr_t)d, s, n);
 	return OK;
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st)
 {
+	CAPTURE_CHECK("cuMemcpyDtoHAsync");
 	memcpy(d, (const void *)(uintptr_t)s, n);
 	return OK;
 }
@@ -301,10 +338,82 @@ CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz,
 		      params, extra);
 }
 
+/* ---- graphs: one kernel node per graph, the v2 layout */
+struct knode {
+	void *func;
+	unsigned g[3], b[3], shmem;
+	void **kernelParams, **extra;
+	void *kern, *ctx;
+};
+
+struct fnode {
+	struct knode p;
+	void *args[5];			/* the test kernels' 4, ours */
+	uint64_t vals[4];
+	struct agent_launch_param lp;
+};
+
+static void node_set(struct fnode *n, const struct knode *p)
+{
+	const struct ffunc *ff = p->func;
+
+	n->p = *p;
+	/* the values are copied now, as the real driver does */
+	for (int i = 0; i < 4 && p->kernelParams; i++) {
+		memcpy(&n->vals[i], p->kernelParams[i], 8);
+		n->args[i] = &n->vals[i];
+	}
+	if (ff && ff->instrumented && p->kernelParams)
+		memcpy(&n->lp, p->kernelParams[4], sizeof(n->lp));
+	n->args[4] = &n->lp;
+	n->p.kernelParams = p->kernelParams ? n->args : NULL;
+}
+
+CUresult cuGraphAddKernelNode_v2(void **node, void *graph, void *deps,
+				 size_t nd, const struct knode *p)
+{
+	struct fnode *n = calloc(1, sizeof(*n));
+
+	if (!n || !p || !p->func)
+		return BAD;
+	node_set(n, p);
+	*node = n;
+	*(struct fnode **)graph = n;
+	return OK;
+}
+
+CUresult cuGraphKernelNodeGetParams_v2(void *node, struct knode *p)
+{
+	*p = ((struct fnode *)node)->p;
+	return OK;
+}
+
+CUresult cuGraphKernelNodeSetParams_v2(void *node, const struct knode *p)
+{
+	node_set(node, p);
+	return OK;
+}
+
+/* A "graph" is a pointer to its one node; the exec graph the same. */
+CUresult cuGraphLaunch(void *exec, void *stream)
+{
+	const struct fnode *n = *(struct fnode **)exec;
+
+	return launch("cuGraphLaunch", n->p.func, n->p.g[0], n->p.g[1],
+		      n->p.g[2], n->p.b[0], n->p.b[1], n->p.b[2],
+		      n->p.kernelParams, n->p.extra);
+}
+
 static const struct {
 	const char *name;
 	void *fn, *ptsz;
 } procs[] = {
+	{ "cuGraphAddKernelNode", (void *)cuGraphAddKernelNode_v2, NULL },
+	{ "cuGraphKernelNodeGetParams", (void *)cuGraphKernelNodeGetParams_v2,
+	  NULL },
+	{ "cuGraphKernelNodeSetParams", (void *)cuGraphKernelNodeSetParams_v2,
+	  NULL },
+	{ "cuGraphLaunch", (void *)cuGraphLaunch, NULL },
 	{ "cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz },
 	{ "cuModuleLoadData", (void *)cuModuleLoadData, NULL },
 	{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL },

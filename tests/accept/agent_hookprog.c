@@ -12,6 +12,9 @@
  * once directly, then OTHER_KERNEL once.  Grid 4 x 64 threads: 8 warps.
  * With HOOKPROG_BENCH=N it then times N more launches of KERNEL through
  * the cuGetProcAddress pointer and prints "ns_per_launch X" (bench/hook).
+ * With HOOKPROG_GRAPH it then puts KERNEL in a graph node, launches the
+ * graph twice, reads the node's parameters back ("read back: original"
+ * when they name KERNEL), sets them again and launches once more.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,6 +53,43 @@ static void *read_all(const char *path)
 	}
 	fclose(f);
 	return p;
+}
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 */
+struct knode {
+	void *func;
+	unsigned g[3], b[3], shmem;
+	void **kernelParams, **extra;
+	void *kern, *ctx;
+};
+typedef CUresult (*add_fn)(void **, void *, void *, size_t,
+			   const struct knode *);
+typedef CUresult (*getp_fn)(void *, struct knode *);
+typedef CUresult (*setp_fn)(void *, const struct knode *);
+typedef CUresult (*glaunch_fn)(void *, void *);
+
+static int graph(gpa_fn gpa, void *f, void **params)
+{
+	struct knode p = { f, { 4, 1, 1 }, { 64, 1, 1 }, 0, params, NULL,
+			   NULL, NULL }, back;
+	void *node, *g = NULL;
+	add_fn add;
+	getp_fn getp;
+	setp_fn setp;
+	glaunch_fn glaunch;
+
+	if (gpa("cuGraphAddKernelNode", (void **)&add, 12000, 0, NULL) ||
+	    gpa("cuGraphKernelNodeGetParams", (void **)&getp, 12000, 0,
+		NULL) ||
+	    gpa("cuGraphKernelNodeSetParams", (void **)&setp, 12000, 0,
+		NULL) ||
+	    gpa("cuGraphLaunch", (void **)&glaunch, 12000, 0, NULL) ||
+	    add(&node, &g, NULL, 0, &p) || glaunch(&g, NULL) ||
+	    glaunch(&g, NULL) || getp(node, &back))
+		return 1;
+	printf("read back: %s\n", back.func == f ? "original" : "other");
+	back.kernelParams = params;
+	return setp(node, &back) || glaunch(&g, NULL);
 }
 
 static void bench(launch_fn launch, void *f, void **params, long n)
@@ -112,6 +152,10 @@ int main(int argc, char **argv)
 	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
 	if (argc > 3 && getfn(&g, mod, argv[3]) == 0)
 		launch(g, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	if (getenv("HOOKPROG_GRAPH") && graph(gpa, f, params)) {
+		fprintf(stderr, "graph calls failed\n");
+		return 1;
+	}
 	if (getenv("HOOKPROG_BENCH"))
 		bench(launch, f, params, atol(getenv("HOOKPROG_BENCH")));
 	free(img);

@@ -14,7 +14,12 @@
 
 # ---- what the library exports: the hooks and dlsym, nothing else
 want="cuCtxDestroy_v2 cuDevicePrimaryCtxReset_v2 cuGetProcAddress
-cuGetProcAddress_v2 cuKernelGetFunction cuLaunchCooperativeKernel
+cuGetProcAddress_v2 cuGraphAddKernelNode cuGraphAddKernelNode_v2
+cuGraphAddNode cuGraphAddNode_v2 cuGraphExecKernelNodeSetParams
+cuGraphExecKernelNodeSetParams_v2 cuGraphExecNodeSetParams
+cuGraphKernelNodeGetParams cuGraphKernelNodeGetParams_v2
+cuGraphKernelNodeSetParams cuGraphKernelNodeSetParams_v2
+cuGraphNodeSetParams cuKernelGetFunction cuLaunchCooperativeKernel
 cuLaunchCooperativeKernel_ptsz cuLaunchKernel cuLaunchKernelEx
 cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryGetKernel
 cuLibraryLoadData cuLibraryLoadFromFile cuLibraryUnload cuModuleGetFunction
@@ -67,6 +72,25 @@ grep -q 'call __gt_probe_0' "$T/spliced.ptx" || fail "no probe call spliced"
 grep -q "\.entry $GLOBAL" "$T/spliced.ptx" && fail "unmatched kernel kept"
 "${NVCC%/nvcc}/ptxas" -arch=sm_90 "$T/spliced.ptx" -o "$T/sp.cubin" ||
 	fail "ptxas rejects the spliced PTX"
+
+# ---- graph nodes get the instrumented copy, with a launch parameter
+# taken when the node is set; read back, they name the original
+HOOKPROG_GRAPH=1 run "$T/quiet.cfg" "$T/vadd.fatbin" $VADD
+for want in "cuGraphLaunch $VADD: instrumented, launch 6 kernel 0" \
+	    "read back: original" \
+	    "cuGraphLaunch $VADD: instrumented, launch 7 kernel 0"; do
+	grep -qxF "$want" "$T/out" || { cat "$T/out" "$T/err"; fail "graph: missing: $want"; }
+done
+[ "$(grep -c "^cuGraphLaunch $VADD: instrumented, launch 6 kernel 0\$" "$T/out")" = 2 ] ||
+	{ cat "$T/out"; fail "graph: two launches of the first node"; }
+# 5 launches + 3 graph runs, x 8 warps
+grep -qxF 'gputrace-agent: map 0 [gpu 0]: 64' "$T/err" || { cat "$T/err"; fail "graph: map total"; }
+
+# ---- a global-mode stream capture under way all the time: the agent's
+# own allocations and copies must not be refused (nor invalidate it)
+FAKECUDA_CAPTURE=1 HOOKPROG_GRAPH=1 run "$T/quiet.cfg" "$T/vadd.fatbin" $VADD
+grep -q 'during a capture' "$T/err" && { cat "$T/err"; fail "capture: the agent made a refused call"; }
+grep -qxF 'gputrace-agent: map 0 [gpu 0]: 64' "$T/err" || { cat "$T/err"; fail "capture: map total"; }
 
 # ---- the disk cache: no JIT the second time
 run "$T/quiet.cfg" "$T/vadd.fatbin" $VADD
