@@ -285,7 +285,7 @@ static int add_kernel(struct scan *s, const char *name)
 	}
 	base = syms_demangle(name, true);
 	sh->kernels[sh->nkernels].name =
-		ast_strndup(name, strnlen(name, CUDA_NAME_LEN - 1));
+		ast_strndup(name, strlen(name));
 	sh->kernels[sh->nkernels].base =
 		base ? ast_strndup(base, strlen(base)) : NULL;
 	sh->nkernels++;

@@ -16,6 +16,7 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/knames.h"
 #include "runtime/agentctl.h"
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
@@ -352,6 +353,7 @@ out:
 		cg_free(&obj);
 	unit_free(u);
 	ast_free_all();
+	knames_reset();
 	free(text);
 	return ret;
 }
