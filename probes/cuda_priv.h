@@ -117,6 +117,14 @@ int cuda_find_driver(int pid, char *out, size_t outlen, char *err,
 int cuda_scan_kernels(struct cuda_shared *sh, int pid, char *err,
 		      size_t errlen);
 
+/*
+ * FN(path) for every ELF object of a target: the files PID maps (PID >
+ * 0), else CMD's program (its first word, through $PATH) and, breadth
+ * first, the libraries it needs.  0 or -ENOMEM.
+ */
+int cuda_target_files(int pid, const char *cmd,
+		      void (*fn)(const char *path, void *arg), void *arg);
+
 /* Bits of the GLOBs of SH that NAME (mangled) / BASE match. */
 uint64_t cuda_glob_bits(const struct cuda_shared *sh, const char *name,
 			const char *base);
