@@ -985,21 +985,35 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	}
 	struct probe_filter flt;
 
+	flt.bit = flt.skip = -1;
 	if (!g->device && g->probe->prov->filter &&
 	    g->probe->prov->filter(g->probe, &flt) == 1) {
-		/* provider filter: go on only when map[key] has the bit */
-		int key = stack_alloc(g, 8);
+		/* provider filter: go on only when map[key] has the bit (and
+		 * not the skip bit) */
+		int key = stack_alloc(g, 8), none, sk = -1, go;
 
 		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_6, flt.off));
 		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, key));
 		emit_map_ref(g, BPF_REG_1, flt.map);
 		stack_ptr(g, BPF_REG_2, key);
 		emit(g, I_CALL(H_MAP_LOOKUP));
-		emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3));
+		none = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, flt.val_off));
-		emit(g, I_JMP_IMM(BPF_JSET, BPF_REG_0, 1 << flt.bit, 2));
+		if (flt.skip >= 0)
+			sk = jmp_fwd(g, I_JMP_IMM(BPF_JSET, BPF_REG_0,
+						  1 << flt.skip, 0));
+		go = jmp_fwd(g, flt.bit >= 0 ?
+			     I_JMP_IMM(BPF_JSET, BPF_REG_0, 1 << flt.bit, 0) :
+			     I_JA(0));
+		if (sk >= 0)
+			patch(g, sk);
+		if (flt.bit >= 0)
+			patch(g, none);
 		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
 		emit(g, I_EXIT());
+		patch(g, go);
+		if (flt.bit < 0)
+			patch(g, none);
 	}
 	if (!g->device && g->probe->target_pid && g->probe->prov->pid_filter) {
 		/* -p PID: other processes leave at once */
@@ -1046,6 +1060,7 @@ static void map_def(struct gt_map_def *d, struct map_layout *ml, struct map_sym 
 {
 	const struct type *v = m->val;
 
+	memset(d, 0, sizeof(*d));
 	ml->sym = m;
 	ml->key_size = m->key ? m->key->size : 8;
 	if (v->kind == T_AGG) {

@@ -29,6 +29,7 @@ struct gt_map_def {
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;
+	uint32_t map_flags;		/* BPF_F_*, e.g. BPF_F_NO_PREALLOC */
 	int fd;				/* set by gt_object_load, -1 before */
 	void *meta;			/* compiler's decode info (not the loader's) */
 };

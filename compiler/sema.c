@@ -521,6 +521,14 @@ static struct type *check_binop(struct ctx *c, struct node *n)
 	if (!a || !b)
 		return NULL;
 	if (a->kind == T_STR && b->kind == T_STR &&
+	    (n->op == B_EQ || n->op == B_NE) && (a->symbol || b->symbol)) {
+		/* a kernel key (gpucode/kname.h) is no text to compare */
+		err(c, n->loc, "'kernel' cannot be compared as a string; select "
+		    "kernels with a GLOB in the probe (cuda:launch:GLOB, "
+		    "gpu:kernel:GLOB)");
+		return NULL;
+	}
+	if (a->kind == T_STR && b->kind == T_STR &&
 	    (n->op == B_EQ || n->op == B_NE))
 		return type_int(false);
 	if (!is_int(a) || !is_int(b)) {

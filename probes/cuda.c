@@ -25,10 +25,12 @@
 #include <bpf/bpf.h>
 
 #include "compiler/program.h"
+#include "gpucode/kname.h"
 #include "lang/ast.h"
 #include "probes/cuda_priv.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
+#include "runtime/knames.h"
 
 #define R(f)	((int)offsetof(struct pt_regs, f))
 
@@ -423,14 +425,14 @@ static int cu_filter(const struct probe *p, struct probe_filter *f)
 	switch (e->lay) {
 	case CL_LAUNCH:
 	case CL_LAUNCH_EX:
-		/* only kernels whose name matched GLOB */
-		if (!pv->glob || pv->bit < 0)
-			return 0;
+		/* never the agent's own kernels; with a GLOB, only kernels
+		 * whose name matched it */
 		f->map = pv->sh->names_map;
 		f->off = e->lay == CL_LAUNCH ? R(rdi) : R(rsi);
 		f->val_off = CUDA_BITS_OFF;
-		f->bit = pv->bit;
-		return 1;
+		f->bit = pv->glob ? pv->bit : -1;
+		f->skip = CUDA_BIT_AGENT;
+		return f->map < 0 ? 0 : 1;
 	case CL_MALLOC:
 	case CL_PITCH:
 	case CL_SYNC:
@@ -476,6 +478,7 @@ static struct cuda_shared *shared_of(struct gt_object *obj, struct probe *p)
 	sh->obj = obj;
 	snprintf(sh->driver, sizeof(sh->driver), "%s", p->path);
 	sh->names_map = sh->match_map = sh->pend_map = sh->calls_map = -1;
+	sh->knames_map = sh->scratch_map = -1;
 	return sh;
 }
 
@@ -532,10 +535,16 @@ static int add_namers(struct cuda_shared *sh, const struct probe *p,
 	int e = 0;
 
 	sh->names_map = add_map(obj, ".cuda_names", 8, CUDA_NAMES_VALUE, 16384);
-	sh->match_map = add_map(obj, ".cuda_match", CUDA_NAME_LEN, 8, 1);
+	sh->match_map = add_map(obj, ".cuda_match", 8, 8, 1);
 	sh->pend_map = add_map(obj, ".cuda_pend", 8, 24, 4096);
-	if (sh->names_map < 0 || sh->match_map < 0 || sh->pend_map < 0)
+	sh->knames_map = add_map(obj, ".cuda_knames", 8, KNAME_MAX, 16384);
+	sh->scratch_map = add_map(obj, ".cuda_scratch", 4, KNAME_MAX, 1);
+	if (sh->names_map < 0 || sh->match_map < 0 || sh->pend_map < 0 ||
+	    sh->knames_map < 0 || sh->scratch_map < 0)
 		return -ENOMEM;
+	/* names are met once per module: allocate as they come */
+	obj->maps[sh->knames_map].map_flags = BPF_F_NO_PREALLOC;
+	obj->maps[sh->scratch_map].type = GT_MT_PERCPU_ARRAY;
 	for (size_t i = 0; !e && i < sizeof(namers) / sizeof(namers[0]); i++) {
 		e = add_hidden(sh, p, namers[i].func, false, namers[i].entry,
 			       err, errlen);
@@ -620,15 +629,14 @@ static int fill_match(struct cuda_shared *sh, char *err, size_t errlen)
 	for (size_t i = 0; i < sh->nkernels; i++) {
 		const struct cuda_kernel *k = &sh->kernels[i];
 		uint64_t bits = cuda_glob_bits(sh, k->name, k->base), old;
-		char key[CUDA_NAME_LEN] = { 0 };
+		uint64_t key = kname_hash(k->name);
 
 		if (!bits)
 			continue;
-		strncpy(key, k->name, CUDA_NAME_LEN - 1);
-		/* names cut at 63 bytes may collide: a match for either */
-		if (!bpf_map_lookup_elem(fd, key, &old))
+		/* a hash collision: a match for either */
+		if (!bpf_map_lookup_elem(fd, &key, &old))
 			bits |= old;
-		if (bpf_map_update_elem(fd, key, &bits, BPF_ANY)) {
+		if (bpf_map_update_elem(fd, &key, &bits, BPF_ANY)) {
 			snprintf(err, errlen, "filling the kernel name table: %s",
 				 strerror(errno));
 			return -errno;
@@ -647,6 +655,8 @@ static int cu_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 
 		if (e)
 			return e;
+		/* printing asks it for the names of kernel keys */
+		knames_set_map(sh->obj->maps[sh->knames_map].fd);
 	}
 	return uprobe_attach(p, prog_fd, err, errlen);
 }

@@ -168,10 +168,9 @@ found:
 	return 0;
 }
 
-/* The -c command's program, as an absolute path. */
-static int command_path(char *out, size_t outlen)
+/* Command CMD's program, as an absolute path. */
+static int command_path(const char *cmd, char *out, size_t outlen)
 {
-	const char *cmd = provider_target_cmd;
 	char tmp[PATH_MAX];
 	wordexp_t we;
 	int ret = -ENOENT;
@@ -245,7 +244,7 @@ int cuda_find_driver(int pid, char *out, size_t outlen, char *err,
 		const char *e = getenv("LD_LIBRARY_PATH");
 
 		snprintf(ldpath, sizeof(ldpath), "%s", e ? e : "");
-		if (command_path(bin, sizeof(bin)))
+		if (command_path(provider_target_cmd, bin, sizeof(bin)))
 			bin[0] = 0;
 	}
 	if (bin[0])
@@ -264,6 +263,8 @@ int cuda_find_driver(int pid, char *out, size_t outlen, char *err,
 
 struct scan {
 	struct cuda_shared *sh;
+	void (*on_file)(const char *path, void *arg);	/* or SH's kernels */
+	void *arg;
 	size_t cap;
 	char (*files)[PATH_MAX];
 	size_t nfiles;
@@ -285,7 +286,7 @@ static int add_kernel(struct scan *s, const char *name)
 	}
 	base = syms_demangle(name, true);
 	sh->kernels[sh->nkernels].name =
-		ast_strndup(name, strnlen(name, CUDA_NAME_LEN - 1));
+		ast_strndup(name, strlen(name));
 	sh->kernels[sh->nkernels].base =
 		base ? ast_strndup(base, strlen(base)) : NULL;
 	sh->nkernels++;
@@ -305,6 +306,10 @@ static void scan_file(struct scan *s, const char *path)
 	if (s->nfiles == MAX_OBJS)
 		return;
 	snprintf(s->files[s->nfiles++], PATH_MAX, "%s", path);
+	if (s->on_file) {
+		s->on_file(path, s->arg);
+		return;
+	}
 	if (fatbin_elf_kernels(path, &k, err, sizeof(err)) < 0)
 		return;		/* no fatbin: host code only */
 	for (size_t i = 0; i < k.n; i++)
@@ -313,12 +318,12 @@ static void scan_file(struct scan *s, const char *path)
 }
 
 /* A -c command: the program and, breadth first, the libraries it needs. */
-static void scan_command(struct scan *s)
+static void scan_command(struct scan *s, const char *cmd)
 {
 	const char *ldpath = getenv("LD_LIBRARY_PATH");
 	char bin[PATH_MAX];
 
-	if (command_path(bin, sizeof(bin)))
+	if (command_path(cmd, bin, sizeof(bin)))
 		return;
 	scan_file(s, bin);
 	for (size_t i = 0; i < s->nfiles; i++) {
@@ -387,9 +392,25 @@ int cuda_scan_kernels(struct cuda_shared *sh, int pid, char *err,
 	if (pid > 0 && !cuda_pid_is_held(pid))
 		scan_process(&s, pid);
 	else
-		scan_command(&s);
+		scan_command(&s, provider_target_cmd);
 	free(s.files);
 	sh->scanned = true;
+	return 0;
+}
+
+int cuda_target_files(int pid, const char *cmd,
+		      void (*fn)(const char *path, void *arg), void *arg)
+{
+	struct scan s = { .on_file = fn, .arg = arg };
+
+	s.files = calloc(MAX_OBJS, sizeof(*s.files));
+	if (!s.files)
+		return -ENOMEM;
+	if (pid > 0)
+		scan_process(&s, pid);
+	else
+		scan_command(&s, cmd);
+	free(s.files);
 	return 0;
 }
 

@@ -17,8 +17,9 @@ struct gt_object;
 struct probe;
 
 #define CUDA_DRIVER	"libcuda.so.1"
-#define CUDA_NAME_LEN	64	/* kernel names in maps, NUL included */
-#define CUDA_MAX_GLOBS	31	/* one bit each; the filter's jset takes an imm32 */
+#define CUDA_NAME_LEN	64	/* kernel keys in maps (gpucode/kname.h) */
+#define CUDA_MAX_GLOBS	30	/* one bit each; the filter's jset takes an imm32 */
+#define CUDA_BIT_AGENT	30	/* the agent's own kernel: cuda:launch skips it */
 
 /* How an entry point's arguments are laid out. */
 enum cuda_layout {
@@ -51,7 +52,7 @@ enum cuda_hidden {
 
 /* A kernel of the target's fatbins, for cuda:launch:GLOB. */
 struct cuda_kernel {
-	char *name;		/* mangled, cut to CUDA_NAME_LEN - 1 bytes */
+	char *name;		/* mangled */
 	char *base;		/* demangled without parameters, or NULL */
 };
 
@@ -59,8 +60,10 @@ struct cuda_kernel {
 struct cuda_shared {
 	struct gt_object *obj;
 	char driver[4096];
-	int names_map;		/* handle -> { name[64], u64 bits } */
-	int match_map;		/* name[64] -> u64 bits, filled at attach */
+	int names_map;		/* handle -> { key[64], u64 bits } */
+	int match_map;		/* hash of the name -> u64 bits, filled at attach */
+	int knames_map;		/* hash -> mangled name[KNAME_MAX] */
+	int scratch_map;	/* per-CPU: one name being read */
 	int pend_map;		/* pid_tgid -> { out, src } between entry and return */
 	int calls_map;		/* entry sp -> { u64 value, u64 present } */
 	uint64_t savers;	/* entry points (table index) with a saver */
@@ -113,6 +116,14 @@ int cuda_find_driver(int pid, char *out, size_t outlen, char *err,
  */
 int cuda_scan_kernels(struct cuda_shared *sh, int pid, char *err,
 		      size_t errlen);
+
+/*
+ * FN(path) for every ELF object of a target: the files PID maps (PID >
+ * 0), else CMD's program (its first word, through $PATH) and, breadth
+ * first, the libraries it needs.  0 or -ENOMEM.
+ */
+int cuda_target_files(int pid, const char *cmd,
+		      void (*fn)(const char *path, void *arg), void *arg);
 
 /* Bits of the GLOBs of SH that NAME (mangled) / BASE match. */
 uint64_t cuda_glob_bits(const struct cuda_shared *sh, const char *name,

@@ -8,9 +8,11 @@
  * handle will be written and the name's address (cuKernelGetFunction:
  * the CUkernel, whose name we already know) per thread; the return,
  * when the call succeeded, reads the handle and records
- * names[handle] = { name, GLOB bits }.  The bits come from the match
- * table that the tracer filled from the target's fatbins, since eBPF
- * cannot demangle a name to match a GLOB.
+ * names[handle] = { key, GLOB bits }: the key is a hash of the whole
+ * mangled name (gpucode/kname.h), and knames[hash] keeps the name for
+ * the tracer.  The bits come from the match table that the tracer
+ * filled from the target's fatbins, since eBPF cannot demangle a name
+ * to match a GLOB.
  *
  * Entry-time values (cuda:malloc size, cuda:sync start) are saved under
  * the entry stack pointer + 8, which is the stack pointer at return:
@@ -20,9 +22,11 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <asm/ptrace.h>
 
 #include "compiler/emit.h"
+#include "gpucode/kname.h"
 #include "probes/cuda_priv.h"
 
 #define R(f)	((int)offsetof(struct pt_regs, f))
@@ -101,13 +105,84 @@ static void name_entry(struct code *a, const struct cuda_shared *sh, int src,
 	ret0(a);
 }
 
+static void ld64(struct code *a, int reg, uint64_t v)
+{
+	emit(a, I_LD64_LO(reg, 0, v));
+	emit(a, I_LD64_HI(v));
+}
+
+/*
+ * The name at user address r8 -> its key (gpucode/kname.h) at -96, its
+ * hash at -104, the agent bit when it is one of the agent's kernels;
+ * knames[hash] = the name, for the tracer.  The name is read into a
+ * per-CPU buffer and hashed a byte at a time (a bounded loop: names are
+ * met once per module, not per launch).  Failures jump to OUT.
+ */
+static void name_key(struct code *a, const struct cuda_shared *sh,
+		     size_t *out, int *nout)
+{
+	uint64_t prefix;
+	uint16_t rest;
+	size_t loop, done, notagent[3];
+
+	memcpy(&prefix, KNAME_AGENT_PREFIX, 8);
+	memcpy(&rest, KNAME_AGENT_PREFIX + 8, 2);
+	emit(a, I_ST(BPF_DW, BPF_REG_10, -104, 0));
+	map_ref(a, BPF_REG_1, sh->scratch_map);
+	fp(a, BPF_REG_2, -104);
+	emit(a, I_CALL(BPF_FUNC_map_lookup_elem));
+	out[(*nout)++] = jump(a, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	emit(a, I_MOV64_REG(BPF_REG_7, BPF_REG_0));
+	emit(a, I_MOV64_REG(BPF_REG_1, BPF_REG_7));
+	emit(a, I_MOV64_IMM(BPF_REG_2, KNAME_MAX));
+	emit(a, I_MOV64_REG(BPF_REG_3, BPF_REG_8));
+	emit(a, I_CALL(BPF_FUNC_probe_read_user_str));
+	out[(*nout)++] = jump(a, I_JMP_IMM(BPF_JSLE, BPF_REG_0, 0, 0));
+	emit(a, I_MOV64_REG(BPF_REG_8, BPF_REG_0));
+	emit(a, I_ALU64_IMM(BPF_SUB, BPF_REG_8, 1));	/* the NUL */
+	out[(*nout)++] = jump(a, I_JMP_IMM(BPF_JGT, BPF_REG_8, KNAME_MAX - 1, 0));
+	/* the agent's kernels: KNAME_AGENT_PREFIX */
+	notagent[0] = jump(a, I_JMP_IMM(BPF_JLT, BPF_REG_8, 10, 0));
+	emit(a, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_7, 0));
+	ld64(a, BPF_REG_2, prefix);
+	notagent[1] = jump(a, I_JMP_REG(BPF_JNE, BPF_REG_1, BPF_REG_2, 0));
+	emit(a, I_LDX(BPF_H, BPF_REG_1, BPF_REG_7, 8));
+	notagent[2] = jump(a, I_JMP_IMM(BPF_JNE, BPF_REG_1, rest, 0));
+	emit(a, I_ST(BPF_DW, BPF_REG_10, -96 + CUDA_BITS_OFF,
+		     1 << CUDA_BIT_AGENT));
+	for (int i = 0; i < 3; i++)
+		land(a, notagent[i]);
+	/* FNV-1a over the name's bytes */
+	ld64(a, BPF_REG_1, KNAME_FNV_OFF);
+	ld64(a, BPF_REG_5, KNAME_FNV_PRIME);
+	emit(a, I_MOV64_IMM(BPF_REG_2, 0));
+	loop = a->n;
+	done = jump(a, I_JMP_REG(BPF_JGE, BPF_REG_2, BPF_REG_8, 0));
+	emit(a, I_MOV64_REG(BPF_REG_3, BPF_REG_7));
+	emit(a, I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_2));
+	emit(a, I_LDX(BPF_B, BPF_REG_4, BPF_REG_3, 0));
+	emit(a, I_ALU64_REG(BPF_XOR, BPF_REG_1, BPF_REG_4));
+	emit(a, I_ALU64_REG(BPF_MUL, BPF_REG_1, BPF_REG_5));
+	emit(a, I_ALU64_IMM(BPF_ADD, BPF_REG_2, 1));
+	emit(a, I_JA((int16_t)((long)loop - (long)a->n - 1)));
+	land(a, done);
+	emit(a, I_ST(BPF_DW, BPF_REG_10, -96, KNAME_TAG));
+	emit(a, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, -96 + KNAME_HASH_OFF));
+	emit(a, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, -104));
+	map_ref(a, BPF_REG_1, sh->knames_map);
+	fp(a, BPF_REG_2, -104);
+	emit(a, I_MOV64_REG(BPF_REG_3, BPF_REG_7));
+	emit(a, I_MOV64_IMM(BPF_REG_4, BPF_ANY));
+	emit(a, I_CALL(BPF_FUNC_map_update_elem));
+}
+
 /*
  * Stack: -8 pid_tgid, -16 handle, -24 CUkernel key, -96..-25 the
- * names value (name at -96, bits at -32).
+ * names value (key at -96, bits at -32), -104 the name's hash.
  */
 static void name_ret(struct code *a, const struct cuda_shared *sh)
 {
-	size_t out[6], by_name, store, nomatch;
+	size_t out[9], by_name, store, nomatch;
 	int i, nout = 0;
 
 	emit(a, I_MOV64_REG(BPF_REG_6, BPF_REG_1));
@@ -148,16 +223,14 @@ static void name_ret(struct code *a, const struct cuda_shared *sh)
 	}
 	store = jump(a, I_JA(0));
 	land(a, by_name);
-	fp(a, BPF_REG_1, -96);
-	emit(a, I_MOV64_IMM(BPF_REG_2, CUDA_NAME_LEN));
-	emit(a, I_MOV64_REG(BPF_REG_3, BPF_REG_8));
-	emit(a, I_CALL(BPF_FUNC_probe_read_user_str));
-	out[nout++] = jump(a, I_JMP_IMM(BPF_JSLE, BPF_REG_0, 0, 0));
+	name_key(a, sh, out, &nout);
 	map_ref(a, BPF_REG_1, sh->match_map);
-	fp(a, BPF_REG_2, -96);
+	fp(a, BPF_REG_2, -104);
 	emit(a, I_CALL(BPF_FUNC_map_lookup_elem));
 	nomatch = jump(a, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 	emit(a, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	emit(a, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, -96 + CUDA_BITS_OFF));
+	emit(a, I_ALU64_REG(BPF_OR, BPF_REG_1, BPF_REG_2));
 	emit(a, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, -96 + CUDA_BITS_OFF));
 	land(a, nomatch);
 	land(a, store);

@@ -54,7 +54,8 @@ struct probe_filter {
 	int map;
 	int off;
 	int val_off;		/* the u64 holding the bits, in the map value */
-	int bit;
+	int bit;		/* go on only when set (-1: no such test) */
+	int skip;		/* leave when set (-1: none); no entry: go on */
 };
 
 /* One attach point, after the probe list and its wildcards are expanded. */

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probes/elf_syms.h"
 #include "probes/provider.h"
+#include "runtime/knames.h"
 #include "runtime/agentctl_priv.h"
 
 #define DEF_RINGS	16u
@@ -360,6 +363,40 @@ int agentctl_fd(const struct agentctl *ac)
 	return ac ? ac->ep : -1;
 }
 
+void agentctl_warn_idle(const struct agentctl *ac)
+{
+	bool cuda = false;
+
+	for (int i = 0; ac && i < ac->nconns; i++)
+		cuda |= ac->conns[i].cuda;
+	if (!ac)
+		return;
+	if (!cuda) {
+		fprintf(stderr, "gputrace: WARNING: the target launched no CUDA "
+			"kernel (did it load the CUDA driver?): no gpu: probe "
+			"could fire\n");
+		return;
+	}
+	for (int i = 0; i < ac->cfg.nclauses; i++) {
+		const char *glob = ac->cfg.clauses[i].glob;
+		bool hit = false, told = false;
+
+		for (int j = 0; j < i && !told; j++)
+			told = !strcmp(ac->cfg.clauses[j].glob, glob);
+		for (int j = 0; j < ac->nmatched && !hit && !told; j++) {
+			char *base = syms_demangle(ac->matched[j], true);
+
+			hit = !fnmatch(glob, ac->matched[j], 0) ||
+			      (base && !fnmatch(glob, base, 0));
+			free(base);
+		}
+		if (!hit && !told)
+			fprintf(stderr, "gputrace: WARNING: no kernel that the "
+				"target loaded matches '%s': its gpu: probes "
+				"did not fire\n", glob);
+	}
+}
+
 bool agentctl_connected(const struct agentctl *ac)
 {
 	for (int i = 0; ac && i < ac->nconns; i++)
@@ -415,6 +452,9 @@ void agentctl_free(struct agentctl *ac)
 	for (int i = 0; i < ac->nseen; i++)
 		free(ac->seen[i]);
 	free(ac->seen);
+	for (int i = 0; i < ac->nmatched; i++)
+		free(ac->matched[i]);
+	free(ac->matched);
 	if (ac->base)
 		for (int i = 0; i < ac->cfg.nmaps; i++)
 			agentctl_tab_free(&ac->base[i].tab);
@@ -581,6 +621,30 @@ static bool seen_before(struct agentctl *ac, const char *line)
 	return false;
 }
 
+/* A kernel that a clause matched: its name for printing keys, and for
+ * agentctl_warn_idle(). */
+static void note_kname(struct agentctl *ac, const char *p, size_t len)
+{
+	char *name = strndup(p, len), **v;
+
+	if (!name || memchr(p, 0, len) || knames_add(name)) {
+		free(name);
+		return;
+	}
+	for (int i = 0; i < ac->nmatched; i++)
+		if (!strcmp(ac->matched[i], name)) {
+			free(name);
+			return;
+		}
+	v = realloc(ac->matched, (ac->nmatched + 1) * sizeof(*v));
+	if (!v) {
+		free(name);
+		return;
+	}
+	ac->matched = v;
+	ac->matched[ac->nmatched++] = name;
+}
+
 /* "instrumented ..." and "info ..." lines are for -v only. */
 static void report(struct agentctl *ac, const char *s, size_t n)
 {
@@ -655,6 +719,9 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		break;
 	case AGENT_MSG_CUDA:
 		c->cuda = true;
+		break;
+	case AGENT_MSG_KNAME:
+		note_kname(ac, (const char *)pl, m.len);
 		break;
 	case AGENT_MSG_SNAPSHOT_DONE:
 		if (c->want && m.seq == c->want) {

@@ -129,6 +129,13 @@ void agentctl_zero(struct agentctl *ac, int map_index);
 /* Device printf records lost since the last call (for out_lost()). */
 uint64_t agentctl_lost(struct agentctl *ac);
 
+/*
+ * At the end: say (stderr, one line each) when no gpu: probe could fire:
+ * no process of the target launched a CUDA kernel, or a clause's GLOB
+ * matched no kernel that the agents met.
+ */
+void agentctl_warn_idle(const struct agentctl *ac);
+
 /* Whether an agent ever said HELLO. */
 bool agentctl_connected(const struct agentctl *ac);
 

@@ -68,6 +68,8 @@ struct agentctl {
 	struct agentctl_cb cb;
 	char **seen;			/* REPORT lines already shown */
 	int nseen;
+	char **matched;			/* KNAME: kernels a clause matched */
+	int nmatched;
 	uint64_t seq;
 	uint64_t lost_seen;
 	uint64_t *drops_seen;		/* per map */

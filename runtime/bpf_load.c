@@ -66,6 +66,7 @@ static int create_map(struct gt_map_def *m, char *err, size_t errlen)
 	enum bpf_map_type type;
 	uint32_t ksz = m->key_size, vsz = m->value_size;
 	char name[BPF_OBJ_NAME_LEN];
+	LIBBPF_OPTS(bpf_map_create_opts, o);
 	int fd;
 
 	if (map_kind(m->type, &type)) {
@@ -76,7 +77,8 @@ static int create_map(struct gt_map_def *m, char *err, size_t errlen)
 	if (type == BPF_MAP_TYPE_RINGBUF)
 		ksz = vsz = 0;
 	obj_name(name, sizeof(name), m->name);
-	fd = bpf_map_create(type, name, ksz, vsz, m->max_entries, NULL);
+	o.map_flags = m->map_flags;
+	fd = bpf_map_create(type, name, ksz, vsz, m->max_entries, &o);
 	if (fd < 0) {
 		int e = errno;
 

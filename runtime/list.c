@@ -6,6 +6,7 @@
 
 #include "probes/elf_syms.h"
 #include "gpucode/fatbin.h"
+#include "probes/cuda_priv.h"
 #include "runtime/list.h"
 
 static const char *const fixed[] = {
@@ -18,75 +19,101 @@ static const char *const fixed[] = {
 	"gpu:warp:GLOB:entry", "gpu:warp:GLOB:exit",
 };
 
-/* The GPU kernels of PATH's fatbins, marked instrumentable or not. */
-static void list_kernels(const char *path, const char *glob, FILE *out)
+static void collect(const char *path, void *arg)
 {
-	struct fatbin_kernels k = { 0 };
-	char err[256], a[32];
+	char err[256];
 
-	if (fatbin_elf_kernels(path, &k, err, sizeof(err)) < 0)
-		return;		/* no fatbin: a host-only binary */
-	for (size_t i = 0; i < k.n; i++) {
-		const struct fatbin_kernel *f = &k.v[i];
-		char *dm = syms_demangle(f->name, true);
-		const char *name = dm ? dm : f->name;
+	/* no fatbin: host code only */
+	fatbin_elf_foreach(path, fatbin_kernels_collect, arg, err, sizeof(err));
+}
 
-		if (glob && fnmatch(glob, name, 0) && fnmatch(glob, f->name, 0)) {
-			free(dm);
-			continue;
-		}
-		fprintf(out, "gpu:kernel:%s", name);
-		if (f->nptx) {
-			fputs(" (ptx:", out);
-			for (int j = 0; j < f->nptx; j++)
-				fprintf(out, " %s", fatbin_arch_str(f->ptx[j], true, a, sizeof(a)));
-		}
-		if (f->nsass) {
-			fputs(f->nptx ? "; sass:" : " (sass only:", out);
-			for (int j = 0; j < f->nsass; j++)
-				fprintf(out, " %s", fatbin_arch_str(f->sass[j], false, a, sizeof(a)));
-		}
-		fputs(f->nptx ? ")\n" : "; cannot be instrumented: no PTX)\n", out);
-		free(dm);
+/* One probe line, when PATTERN (NULL: any) matches it. */
+static void kernel_line(const char *kind, const char *name,
+			const struct fatbin_kernel *f, const char *pattern,
+			FILE *out)
+{
+	char line[8192], a[32];
+
+	snprintf(line, sizeof(line), "gpu:%s:%s", kind, name);
+	if (pattern && fnmatch(pattern, line, 0))
+		return;
+	fputs(line, out);
+	if (!f->nptx && f->nsass) {
+		/* nothing to splice into: device probes skip it */
+		fputs(" (SASS only:", out);
+		for (int j = 0; j < f->nsass; j++)
+			fprintf(out, " %s",
+				fatbin_arch_str(f->sass[j], false, a, sizeof(a)));
+		fputc(')', out);
 	}
+	fputc('\n', out);
+}
+
+/*
+ * The gpu: probes of a target's kernels (PID's mapped files, or the
+ * program CMD and the libraries it needs), each kernel by its demangled
+ * name without parameters, once.
+ */
+static void list_kernels(int pid, const char *cmd, const char *pattern,
+			 FILE *out)
+{
+	static const char *const kinds[] = { "kernel", "warp" };
+	struct fatbin_kernels k = { 0 };
+
+	cuda_target_files(pid, cmd, collect, &k);
+	for (int t = 0; t < 2; t++)
+		for (size_t i = 0; i < k.n; i++) {
+			char *dm = syms_demangle(k.v[i].name, true);
+
+			kernel_line(kinds[t], dm ? dm : k.v[i].name, &k.v[i],
+				    pattern, out);
+			free(dm);
+		}
 	fatbin_kernels_free(&k);
 }
 
-int list_probes(const char *pattern, int pid, FILE *out)
+int list_probes(const char *pattern, int pid, const char *cmd, FILE *out)
 {
-	char exe[64];
-
-	if (pid && !pattern) {
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-		pattern = exe;
-	}
 	if (pattern && (strchr(pattern, '/') || !strncmp(pattern, "uprobe:", 7) ||
 			!strncmp(pattern, "uretprobe:", 10))) {
 		char path[4096], err[256];
-		const char *bin = pattern, *glob = NULL;
+		const char *bin = pattern;
 		char *tmp = NULL;
 
 		if (!strncmp(pattern, "uprobe:", 7) || !strncmp(pattern, "uretprobe:", 10)) {
 			tmp = strdup(strchr(pattern, ':') + 1);
 			char *c = tmp ? strchr(tmp, ':') : NULL;
 
-			if (c) {
+			if (c)
 				*c = 0;
-				glob = c + 1;
-			}
-			bin = tmp;
+			bin = NULL;	/* symbols only */
 		}
 		if (syms_list_text(pattern, pid, out) < 0) {
 			free(tmp);
 			return 1;
 		}
+		/* a binary's path: its kernels too */
 		if (bin && !syms_resolve(bin, pid, path, sizeof(path), err, sizeof(err)))
-			list_kernels(path, glob, out);
+			list_kernels(0, path, NULL, out);
 		free(tmp);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+	if (pid && !pattern) {
+		char exe[64];
+
+		/* the process's own functions, as before */
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+		if (syms_list_text(exe, pid, out) < 0)
+			return 1;
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		/* a target lists its kernels instead of the generic forms */
+		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4))
+			continue;
 		if (!pattern || !fnmatch(pattern, fixed[i], 0))
 			fprintf(out, "%s\n", fixed[i]);
+	}
+	if (pid || cmd)
+		list_kernels(pid, cmd, pattern, out);
 	return 0;
 }

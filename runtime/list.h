@@ -6,10 +6,13 @@
 #include <stdio.h>
 
 /*
- * PATTERN NULL: every probe form.  "uprobe:BIN[:GLOB]" or a path: that
- * binary's functions and the GPU kernels in its fatbins.  PID (not 0):
- * that process's program and GPU kernels.  Returns 0 or 1 (error shown).
+ * PATTERN NULL: every probe form.  "uprobe:BIN[:GLOB]": that binary's
+ * functions; a path: those and the gpu: probes of its kernels.  With a
+ * target (PID not 0: every file it maps; CMD: a command's program or a
+ * binary, and the libraries it needs): the probe forms and the gpu:
+ * probes of its kernels (gpu:kernel:NAME, gpu:warp:NAME), those that
+ * PATTERN matches.  Returns 0 or 1 (error shown).
  */
-int list_probes(const char *pattern, int pid, FILE *out);
+int list_probes(const char *pattern, int pid, const char *cmd, FILE *out);
 
 #endif

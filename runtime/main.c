@@ -16,6 +16,7 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/knames.h"
 #include "runtime/agentctl.h"
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
@@ -220,18 +221,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (list) {
-		if (cmd) {
-			/* the program itself: its first word */
-			char w[4096], *sp;
+		const char *pat = optind < argc ? argv[optind] : NULL;
 
-			snprintf(w, sizeof(w), "uprobe:%s", cmd);
-			sp = strchr(w, ' ');
-			if (sp)
-				*sp = 0;
-			return list_probes(w, 0, stdout);
-		}
-		return list_probes(optind < argc ? argv[optind] : NULL, sopts.pid,
-				   stdout);
+		/* -l PATTERN BINARY: the binary is the target, like -c */
+		if (!cmd && !sopts.pid && optind + 1 < argc)
+			cmd = argv[optind + 1];
+		return list_probes(pat, sopts.pid, cmd, stdout);
 	}
 	if (prog_text) {
 		src.name = "stdin";
@@ -352,6 +347,7 @@ out:
 		cg_free(&obj);
 	unit_free(u);
 	ast_free_all();
+	knames_reset();
 	free(text);
 	return ret;
 }

@@ -6,7 +6,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "gpucode/kname.h"
 #include "probes/elf_syms.h"
+#include "runtime/knames.h"
 #include "runtime/maps.h"
 
 static void *xcalloc(size_t n, size_t size)
@@ -22,6 +24,9 @@ static void *xcalloc(size_t n, size_t size)
 
 void maps_decode(const struct type *t, const void *p, struct out_val *v)
 {
+	uint64_t h;
+	int known = 0;
+
 	memset(v, 0, sizeof(*v));
 	switch (t->kind) {
 	case T_INT:
@@ -30,6 +35,17 @@ void maps_decode(const struct type *t, const void *p, struct out_val *v)
 		break;
 	case T_STR:
 		v->type = OV_STR;
+		h = t->symbol ? kname_key_hash(p, &known) : 0;
+		if (t->symbol && known) {
+			/* a kernel key: its full name, when known */
+			const char *n = knames_lookup(h);
+			char buf[40];
+
+			snprintf(buf, sizeof(buf), "unknown#%016llx",
+				 (unsigned long long)h);
+			v->s = strdup(n ? n : buf);
+			break;
+		}
 		v->s = strndup(p, GT_STRLEN);
 		if (t->symbol && v->s && !strncmp(v->s, "_Z", 2)) {
 			/* kernel names: demangled, without parameters */

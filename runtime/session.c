@@ -313,6 +313,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	ret = 0;
 	/* the device maps as they are now (or the final ones, after BYE) */
 	agentctl_snapshot(s.ac, 2000);
+	agentctl_warn_idle(s.ac);
 detach:
 	agentctl_detach(s.ac);
 	/* BEGIN/END stay until END has run */

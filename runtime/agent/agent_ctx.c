@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpucode/kname.h"
 #include "runtime/agent/agent_priv.h"
 
 pthread_mutex_t agent_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,10 +66,12 @@ static int complete_maps(struct agent_actx *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* A kernel that stores %globaltimer: the clock probes see as gtime. */
+/* A kernel that stores %globaltimer: the clock probes see as gtime.
+ * Named like every agent kernel, so that cuda:launch skips it. */
+#define AGENT_CLOCK	KNAME_AGENT_PREFIX "_clock"
 static const char clock_ptx[] =
 	".version 6.0\n.target sm_50\n.address_size 64\n"
-	".visible .entry gt_clock(.param .u64 out)\n{\n"
+	".visible .entry " AGENT_CLOCK "(.param .u64 out)\n{\n"
 	"\t.reg .b64 %r<3>;\n"
 	"\tld.param.u64 %r1, [out];\n"
 	"\tcvta.to.global.u64 %r1, %r1;\n"
@@ -100,7 +103,7 @@ static void calibrate(struct agent_actx *a)
 	int64_t best = INT64_MIN;
 
 	if (agent_drv.module_load_data(&mod, clock_ptx) != CUDA_SUCCESS ||
-	    agent_drv.module_get_function(&fn, mod, "gt_clock") != CUDA_SUCCESS ||
+	    agent_drv.module_get_function(&fn, mod, AGENT_CLOCK) != CUDA_SUCCESS ||
 	    agent_drv.mem_alloc(&out, 8) != CUDA_SUCCESS)
 		goto out;
 	for (int i = 0; i < 5; i++) {
@@ -257,12 +260,13 @@ struct agent_actx *agent_ctx_get(CUcontext ctx, char *err, size_t errlen)
 
 void agent_ctx_name(int id, const char *name)
 {
-	char buf[AGENT_NAME_BYTES] = { 0 };
+	char buf[AGENT_NAME_BYTES];
 	CUcontext old;
 
 	if (id < 0 || id >= AGENT_MAX_KERNELS)
 		return;
-	strncpy(buf, name, sizeof(buf) - 1);
+	/* `kernel` holds a key; the tracer prints the name (kname.h) */
+	kname_key(buf, sizeof(buf), name);
 	pthread_mutex_lock(&agent_ctx_lock);
 	if (!knames)
 		knames = calloc(AGENT_MAX_KERNELS, sizeof(*knames));

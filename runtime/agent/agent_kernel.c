@@ -35,7 +35,7 @@ static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER; /* table, list */
 static pthread_mutex_t ilock = PTHREAD_MUTEX_INITIALIZER; /* instrumenting */
 static struct agent_kernel *all;
 
-/* kernel ids: index of the (base) name, process-wide */
+/* kernel ids: index of the mangled name, process-wide */
 static char **id_names;
 static int nids, cap_ids;
 
@@ -189,6 +189,10 @@ out:
 		free(k);
 		return NULL;
 	}
+	/* the tracer prints device keys by this name, and warns about
+	 * GLOBs that no kernel matched */
+	if (k->state == AGENT_K_MATCHED)
+		agent_send(AGENT_MSG_KNAME, 0, k->mangled, strlen(k->mangled));
 	agent_debug("kernel %s (%s %#lx): %s", k->pretty,
 		    is_kernel ? "CUkernel" : "CUfunction", (unsigned long)h,
 		    k->state == AGENT_K_MATCHED ? "matched" : "no clause");
@@ -492,10 +496,11 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	pthread_mutex_unlock(&klock);
 	in->launch_ns = (l.entry && strstr(l.entry, "%gt_launch_ns")) ||
 			(l.exit && strstr(l.exit, "%gt_launch_ns"));
+	/* one id per mangled name: instantiations stay apart */
 	if (k->id < 0)
-		k->id = kernel_id(k->base);
+		k->id = kernel_id(k->mangled);
 	if (k->id >= 0)
-		agent_ctx_name(k->id, k->base);
+		agent_ctx_name(k->id, k->mangled);
 	agent_report("instrumented %s [gpu %d]: %s %.1f ms", k->pretty, gpu,
 		     hit ? "cached" : "jit", now_ms() - t0);
 	agent_debug("%s: PTX for compute_%u, %d parameters, context "

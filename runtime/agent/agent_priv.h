@@ -377,7 +377,8 @@ extern pthread_mutex_t agent_ctx_lock AGENT_HIDDEN;
 /* The device state of CTX (current in this thread), made on first use. */
 struct agent_actx *agent_ctx_get(CUcontext ctx, char *err,
 				 size_t errlen) AGENT_HIDDEN;
-/* Write kernel ID's name into every context's table. */
+/* Write the key of kernel ID (mangled NAME, gpucode/kname.h) into every
+ * context's table: what `kernel` reads on the device. */
 void agent_ctx_name(int id, const char *name) AGENT_HIDDEN;
 /* The context is going away: save its maps, drain printf. */
 void agent_ctx_retire(CUcontext ctx) AGENT_HIDDEN;

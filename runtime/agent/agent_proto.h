@@ -71,6 +71,7 @@ enum agent_msg_type {
 	AGENT_MSG_DETACH,	/* tracer: restore the original launches */
 	AGENT_MSG_BYE,		/* agent: the process exits; final snapshot in the segment */
 	AGENT_MSG_CUDA,		/* agent: this process launched a kernel (once) */
+	AGENT_MSG_KNAME,	/* agent: a kernel a clause matched: its mangled name */
 };
 
 struct agent_msg {

@@ -7,7 +7,8 @@
 # that every launch form reaches the agent, the real PTX pipeline (fatbin
 # from nvcc, splice, ptxas on the result), the disk cache, the skips
 # (module-scope variables, SASS only), the map total through the launch
-# parameter, and the tracer protocol (agent_tracer.c).
+# parameter, the tracer protocol (agent_tracer.c), and gputrace -c with
+# the agent: device counts, warnings when no gpu: probe can fire.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -116,6 +117,23 @@ run "$T/none.cfg" "$T/vadd.fatbin" $VADD
 run "$T/missing.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "bad config changed launches"
 grep -q 'cannot read the configuration' "$T/err" || fail "bad config not reported"
+
+# ---- gputrace itself: device counts through the segment, and one
+# warning when nothing can fire (a GLOB that matches no kernel the
+# target met; a target that launches no kernel), without -v
+"$GT" -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:kernel:vadd { @ = count(); }
+gpu:warp:nomatch_* { @n = count(); } gpu:kernel:nomatch_* { @m = count(); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gt" "$T/gte"; fail "gputrace -c prog"; }
+grep -qx '@: 40' "$T/gt" || { cat "$T/gt" "$T/gte"; fail "gputrace: device count"; }
+[ "$(grep -c "WARNING: no kernel that the target loaded matches 'nomatch_\*'" "$T/gte")" = 1 ] ||
+	{ cat "$T/gte"; fail "no warning (once) for a GLOB that matched nothing"; }
+grep -q "matches 'vadd'" "$T/gte" && fail "warning for a GLOB that matched"
+grep -q "launched no CUDA kernel" "$T/gte" && fail "no-CUDA warning for a CUDA program"
+"$GT" -c "sh -c true" -e 'gpu:kernel:vadd { @ = count(); }' >"$T/gt" 2>"$T/gte" ||
+	{ cat "$T/gte"; fail "gputrace -c sh"; }
+[ "$(grep -c 'WARNING: the target launched no CUDA kernel' "$T/gte")" = 1 ] ||
+	{ cat "$T/gte"; fail "no warning for a program without CUDA"; }
+grep -q "matches" "$T/gte" && fail "GLOB warning without CUDA"
 
 # ---- the tracer protocol: hello, reports, snapshot, bye, segment
 "$T/tracer" "$T/sock" "$AGENT" "$T/quiet.cfg" "$T/prog" "$T/vadd.fatbin" \

@@ -6,6 +6,9 @@
 # (CUkernel handles launched directly and the CUfunction of a CUkernel
 # included); a handle never looked up is "unknown"; GLOBs match the
 # demangled base name or the mangled one, through the workload's fatbin.
+# Names are whole: two instantiations whose mangled names share their
+# first 65 bytes stay two keys, printed in full, and a GLOB tells them
+# apart; a kernel named like the agent's own (__gputrace*) never shows.
 # Under -c, then -p against a workload already running.
 . "$(dirname "$0")/../progs/cuda_lib.sh"
 
@@ -15,14 +18,20 @@ cuda:launch:gt::* { @g[kernel] = count(); }
 cuda:launch:vadd { @v = count(); }
 cuda:launch:_Z4vadd* { @m = count(); }
 cuda:launch:reduce* { @r[probe] = count(); }
+cuda:launch:_ZN2hz*IdLi3E* { @d[kernel] = count(); }
+cuda:launch:__gputrace* { @agent = count(); }
 cuda:malloc { @ok[retval] = count(); }'
 WANT="
 
+@[hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>]: 2
+@[hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<float, 3>]: 4
 @[vadd]: 4
 @[gt::scale]: 6
 @[reduce_sum]: 10
 @[gt::vadd<int>]: 14
 @[unknown]: 18
+
+@d[hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>]: 2
 @g[gt::scale]: 6
 @g[gt::vadd<int>]: 14
 @m: 4

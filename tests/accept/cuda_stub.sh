@@ -25,6 +25,8 @@ want "
 
 @[cuLaunchKernel, 1, 1, 1, 32, 1, 1, 0, 0]: 1
 @[cuLaunchKernel, 4, 1, 1, 128, 1, 1, 0, 0]: 2
+@[cuLaunchKernel, 5, 1, 1, 1, 1, 1, 0, 0]: 3
+@[cuLaunchKernel, 6, 1, 1, 1, 1, 1, 0, 0]: 3
 @[cuLaunchKernel_ptsz, 8, 2, 1, 64, 2, 3, 256, 5]: 3
 @[cuLaunchCooperativeKernel, 16, 1, 1, 32, 1, 1, 0, 0]: 5
 @[cuLaunchKernelEx, 2, 3, 4, 256, 1, 1, 1024, 7]: 6
@@ -36,7 +38,7 @@ want "
 @f[cuMemFreeHost]: 1
 @f[cuMemFree_v2]: 2
 @g[5]: 1
-@k[unknown, cuda:launch]: 26
+@k[unknown, cuda:launch]: 32
 @m[DtoH]: 200
 @m[DtoD]: 300
 @m[HtoD]: 1100

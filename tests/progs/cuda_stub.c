@@ -19,8 +19,13 @@
  *               stream 0x7}, CUkernel of gt::vadd<int>) x6
  *             cuLaunchKernel(CUfunction of that kernel, grid 1, block 32)
  *             cuLaunchKernel(a handle never looked up, grid 3, block 1) x9
+ *             cuLaunchKernel(hz::detail::stencil_...<float, 3>, grid 6) x2
+ *             cuLaunchKernel(hz::detail::stencil_...<double, 3>, grid 6)
+ *               (mangled names of 77 bytes, equal in their first 65)
+ *             cuLaunchKernel(__gputrace_clock, grid 5) x3: named like
+ *               the agent's own kernels, which cuda:launch never shows
  * so that per round vadd runs 2 times, gt::scale 3, reduce_sum 5,
- * gt::vadd<int> 7 and the unknown kernel 9.
+ * gt::vadd<int> 7, the unknown kernel 9, the stencils 2 and 1.
  *   memcpy:   HtoD 100, DtoH 200, DtoD 300, HtoDAsync 1000, any 4000
  *   malloc:   cuMemAlloc_v2 4096, cuMemAllocHost_v2 8192,
  *             cuMemAllocPitch_v2 100 x 10, cuMemAllocManaged 65536
@@ -101,12 +106,19 @@ typedef CUresult (*launch_wide_fn)(CUfunction, uint64_t, uint64_t, uint64_t,
 				   uint64_t, uint64_t, uint64_t, uint64_t,
 				   CUstream, void **, void **);
 
+/* hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<T, 3> */
+#define STENCIL(t) \
+	"_ZN2hz6detail49stencil_kernel_with_a_name_long_enough_to_pass_64I" \
+	t "Li3EEEvPT_i"
+
 #define PTX								\
 	".version 8.0\n.target sm_90\n.address_size 64\n"		\
 	".visible .entry _Z4vaddPfS_S_i()\n{\n\tret;\n}\n"		\
 	".visible .entry _ZN2gt5scaleEPfi()\n{\n\tret;\n}\n"		\
 	".visible .entry reduce_sum()\n{\n\tret;\n}\n"			\
-	".visible .entry _ZN2gt4vaddIiEEvPKT_S3_PS1_i()\n{\n\tret;\n}\n"
+	".visible .entry _ZN2gt4vaddIiEEvPKT_S3_PS1_i()\n{\n\tret;\n}\n"	\
+	".visible .entry " STENCIL("f") "()\n{\n\tret;\n}\n"		\
+	".visible .entry " STENCIL("d") "()\n{\n\tret;\n}\n"
 #define PTX_LEN		((sizeof(PTX) + 7) & ~7ul)
 
 /* docs/fatbin.md: a 16-byte header, a 64-byte entry header, the PTX */
@@ -143,6 +155,8 @@ int main(int argc, char **argv)
 	CUfunction vadd = (CUfunction)0x100, scale = (CUfunction)0x200;
 	CUfunction reduce = (CUfunction)0x300, vaddi_f = (CUfunction)0x400;
 	CUfunction stray = (CUfunction)0xdead0;
+	CUfunction sf = (CUfunction)0x600, sd = (CUfunction)0x700;
+	CUfunction clk = (CUfunction)0x800;
 	CUkernel vaddi = (CUkernel)0x500;
 	CUlaunchConfig cfg = {
 		2, 3, 4, 256, 1, 1, 1024, (CUstream)0x7, NULL, 0,
@@ -167,6 +181,9 @@ int main(int argc, char **argv)
 	cuModuleGetFunction(&reduce, NULL, "reduce_sum");
 	cuLibraryGetKernel(&vaddi, NULL, "_ZN2gt4vaddIiEEvPKT_S3_PS1_i");
 	cuKernelGetFunction(&vaddi_f, vaddi);
+	cuModuleGetFunction(&sf, NULL, STENCIL("f"));
+	cuModuleGetFunction(&sd, NULL, STENCIL("d"));
+	cuModuleGetFunction(&clk, NULL, "__gputrace_clock");
 	for (r = 0; r < o.rounds; r++) {
 		cuLaunchKernel(vadd, 4, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL);
 		wide(vadd, hi | 4, hi | 1, hi | 1, hi | 128, hi | 1, hi | 1,
@@ -182,6 +199,13 @@ int main(int argc, char **argv)
 		cuLaunchKernel(vaddi_f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
 		for (i = 0; i < 9; i++)
 			cuLaunchKernel(stray, 3, 1, 1, 1, 1, 1, 0, NULL, NULL,
+				       NULL);
+		for (i = 0; i < 2; i++)
+			cuLaunchKernel(sf, 6, 1, 1, 1, 1, 1, 0, NULL, NULL,
+				       NULL);
+		cuLaunchKernel(sd, 6, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		for (i = 0; i < 3; i++)
+			cuLaunchKernel(clk, 5, 1, 1, 1, 1, 1, 0, NULL, NULL,
 				       NULL);
 
 		cuMemcpyHtoD_v2(d, host, 100);

@@ -19,7 +19,7 @@ typedef unsigned long long CUdeviceptr;
 
 /* A handle per name, stable for the process: the address of a slot. */
 static char slots[64][16];
-static char names[64][128];
+static char names[64][512];
 
 static void *handle_of(const char *name)
 {

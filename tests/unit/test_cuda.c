@@ -14,6 +14,7 @@
 
 #include <bpf/bpf.h>
 
+#include "gpucode/kname.h"
 #include "lang/ast.h"
 #include "probes/cuda_priv.h"
 #include "probes/elf_syms.h"
@@ -101,7 +102,8 @@ static void test_names(void)
 static int load_hidden(enum cuda_hidden what, int *fds)
 {
 	struct cuda_shared sh = { .names_map = 0, .match_map = 1,
-				  .pend_map = 2, .calls_map = 3 };
+				  .pend_map = 2, .calls_map = 3,
+				  .knames_map = 4, .scratch_map = 5 };
 	char log[65536];
 	struct bpf_insn *insns;
 	size_t n;
@@ -115,11 +117,20 @@ static int load_hidden(enum cuda_hidden what, int *fds)
 			insns[i].imm = fds[insns[i].imm];
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .log_buf = log,
 		    .log_size = sizeof(log), .log_level = 1);
+	LIBBPF_OPTS(bpf_prog_load_opts, quiet);
 	log[0] = 0;
+	/* like the loader: a log only on failure (the name hash's loop
+	 * logs more than LOG holds) */
 	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "cuda_test", "GPL", insns, n,
-			   &o);
-	if (fd < 0)
-		printf("verifier log:\n%s\n", log);
+			   &quiet);
+	if (fd < 0) {
+		int e = errno;
+
+		bpf_prog_load(BPF_PROG_TYPE_KPROBE, "cuda_test", "GPL", insns,
+			      n, &o);
+		printf("verifier log (%s):\n%s\n", strerror(e), log);
+		errno = e;
+	}
 	free(insns);
 	if (fd < 0)
 		return -errno;
@@ -137,7 +148,7 @@ static void test_programs(void)
 		{ CH_SAVE_PITCH, "progs/save pitch" },
 		{ CH_SAVE_TIME, "progs/save time" },
 	};
-	int fds[4];
+	int fds[6];
 
 	if (geteuid()) {
 		printf("SKIP progs: needs root\n");
@@ -145,18 +156,21 @@ static void test_programs(void)
 	}
 	fds[0] = bpf_map_create(BPF_MAP_TYPE_HASH, "n", 8, CUDA_NAMES_VALUE,
 				16, NULL);
-	fds[1] = bpf_map_create(BPF_MAP_TYPE_HASH, "m", CUDA_NAME_LEN, 8, 16,
-				NULL);
+	fds[1] = bpf_map_create(BPF_MAP_TYPE_HASH, "m", 8, 8, 16, NULL);
 	fds[2] = bpf_map_create(BPF_MAP_TYPE_HASH, "p", 8, 24, 16, NULL);
 	fds[3] = bpf_map_create(BPF_MAP_TYPE_HASH, "c", 8, CUDA_CALLS_VALUE,
 				16, NULL);
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0) {
+	fds[4] = bpf_map_create(BPF_MAP_TYPE_HASH, "k", 8, KNAME_MAX, 16, NULL);
+	fds[5] = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "s", 4, KNAME_MAX,
+				1, NULL);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0 ||
+	    fds[4] < 0 || fds[5] < 0) {
 		printf("SKIP progs: cannot create maps: %s\n", strerror(errno));
 	} else {
 		for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 			CHECK(load_hidden(p[i].what, fds) == 0, p[i].name);
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 }
