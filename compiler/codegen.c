@@ -13,6 +13,7 @@
 #include "compiler/codegen.h"
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
+#include "gpucode/kname.h"
 #include "probes/provider.h"
 
 #define STACK_MAX 512
@@ -618,6 +619,15 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 				    GT_STRLEN);
 			patch(g, j2);
 			g->sp = save2;
+		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_PTR_KEY) {
+			/* the tag, then the hash from user memory */
+			zero_mem(g, dst, GT_STRLEN);
+			emit(g, I_ST(BPF_B, BPF_REG_10, dst, KNAME_TAG));
+			stack_ptr(g, BPF_REG_1, dst + KNAME_HASH_OFF);
+			emit(g, I_MOV64_IMM(BPF_REG_2, 8));
+			emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
+			emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.ptr_off));
+			emit(g, I_CALL(H_PROBE_READ_USER));
 		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_CTX_STR) {
 			zero_mem(g, dst, GT_STRLEN);
 			stack_ptr(g, BPF_REG_1, dst);
@@ -984,10 +994,28 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		zero_mem(g, v->slot, v->type->size);
 	}
 	struct probe_filter flt;
+	bool has_flt;
 
 	flt.bit = flt.skip = -1;
-	if (!g->device && g->probe->prov->filter &&
-	    g->probe->prov->filter(g->probe, &flt) == 1) {
+	flt.user = false;
+	has_flt = !g->device && g->probe->prov->filter &&
+		  g->probe->prov->filter(g->probe, &flt) == 1;
+	if (has_flt && flt.user) {
+		/* the bits in user memory: go on only when the bit is set */
+		int bits = stack_alloc(g, 8), go;
+
+		emit(g, I_ST(BPF_DW, BPF_REG_10, bits, 0));
+		stack_ptr(g, BPF_REG_1, bits);
+		emit(g, I_MOV64_IMM(BPF_REG_2, 8));
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, flt.off));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, flt.val_off));
+		emit(g, I_CALL(H_PROBE_READ_USER));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, bits));
+		go = jmp_fwd(g, I_JMP_IMM(BPF_JSET, BPF_REG_0, 1 << flt.bit, 0));
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		emit(g, I_EXIT());
+		patch(g, go);
+	} else if (has_flt) {
 		/* provider filter: go on only when map[key] has the bit (and
 		 * not the skip bit) */
 		int key = stack_alloc(g, 8), none, sk = -1, go;

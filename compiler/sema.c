@@ -248,7 +248,7 @@ static bool builtin_known(const char *name)
 	static const char *const host[] = {
 		"pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed", "cpu",
 		"cpid", "probe", "func", "retval", "kernel", "stream", "shmem",
-		"size", "kind", "duration", "smid", "nsmid", "warpid", "laneid",
+		"size", "kind", "duration", "queued", "smid", "nsmid", "warpid", "laneid",
 		"lanes", "gtime", "clock", "launch", "launch_ns", "gpu",
 		"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
 		"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",

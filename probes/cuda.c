@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * cuda:launch[:GLOB], cuda:malloc, cuda:free, cuda:memcpy, cuda:sync,
- * cuda:graph: uprobes on the CUDA driver's entry points (libcuda.so.1).
+ * cuda:graph: uprobes on the CUDA driver's entry points (libcuda.so.1);
+ * cuda:complete[:GLOB]: a uprobe on the agent's gputrace_complete(),
+ * which it calls once per kernel run with the run's record.
  *
  * Each event stands for several entry points (cuLaunchKernel, its _ptsz,
  * Ex and cooperative forms...) whose arguments sit in different places,
@@ -30,6 +32,7 @@
 #include "probes/cuda_priv.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
+#include "runtime/agent/agent_proto.h"
 #include "runtime/knames.h"
 
 #define R(f)	((int)offsetof(struct pt_regs, f))
@@ -78,11 +81,13 @@ const struct cuda_entry cuda_entries[] = {
 	{ "sync", "cuEventSynchronize", CL_SYNC, NULL },
 	{ "graph", "cuGraphLaunch", CL_GRAPH, NULL },
 	{ "graph", "cuGraphLaunch_ptsz", CL_GRAPH, NULL },
+	/* in the agent, not the driver: every kernel run, timed */
+	{ "complete", AGENT_COMPLETE_SYM, CL_COMPLETE, NULL },
 };
 const size_t cuda_nentries = sizeof(cuda_entries) / sizeof(cuda_entries[0]);
 
 static const char *const events[] = {
-	"launch", "malloc", "free", "memcpy", "sync", "graph",
+	"launch", "malloc", "free", "memcpy", "sync", "graph", "complete",
 };
 #define NEVENTS (sizeof(events) / sizeof(events[0]))
 
@@ -146,7 +151,7 @@ static int cu_expand(const struct probe *p, char ***out, char *err,
 	*out = NULL;
 	if (p->nargs < 1 || !p->args[0][0])
 		return fail(err, errlen,
-			    "cuda probes are cuda:launch[:GLOB], cuda:malloc, cuda:free, cuda:memcpy, cuda:sync, cuda:graph");
+			    "cuda probes are cuda:launch[:GLOB], cuda:malloc, cuda:free, cuda:memcpy, cuda:sync, cuda:graph, cuda:complete[:GLOB]");
 	at = strchr(p->args[0], '@');
 	snprintf(evglob, sizeof(evglob), "%.*s",
 		 (int)(at ? at - p->args[0] : (long)strlen(p->args[0])),
@@ -158,13 +163,22 @@ static int cu_expand(const struct probe *p, char ***out, char *err,
 			known = true;
 	if (!known)
 		return fail(err, errlen,
-			    "unknown cuda probe '%s' (launch, malloc, free, memcpy, sync, graph)",
+			    "unknown cuda probe '%s' (launch, malloc, free, memcpy, sync, graph, complete)",
 			    evglob);
 	if (glob && !*glob)
-		return fail(err, errlen, "cuda:launch: empty kernel name GLOB");
-	ret = load_driver(p, path, sizeof(path), &s, err, errlen);
-	if (ret)
-		return ret;
+		return fail(err, errlen, "cuda:%s: empty kernel name GLOB",
+			    evglob);
+	/* cuda:complete alone needs no driver: its probe is in the agent */
+	s = NULL;
+	for (i = 0; i < NEVENTS; i++)
+		if (!fnmatch(evglob, events[i], 0) &&
+		    strcmp(events[i], "complete")) {
+			ret = load_driver(p, path, sizeof(path), &s, err,
+					  errlen);
+			if (ret)
+				return ret;
+			break;
+		}
 	v = calloc(cuda_nentries + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -174,13 +188,14 @@ static int cu_expand(const struct probe *p, char ***out, char *err,
 		if (fnmatch(evglob, e->event, 0) ||
 		    (func[0] && fnmatch(func, e->func, 0)))
 			continue;
-		if (glob && e->lay != CL_LAUNCH && e->lay != CL_LAUNCH_EX) {
+		if (glob && e->lay != CL_LAUNCH && e->lay != CL_LAUNCH_EX &&
+		    e->lay != CL_COMPLETE) {
 			free(v);
 			return fail(err, errlen,
-				    "only cuda:launch takes a kernel name (cuda:%s has none)",
+				    "only cuda:launch and cuda:complete take a kernel name (cuda:%s has none)",
 				    e->event);
 		}
-		if (!driver_func(s, e->func))
+		if (e->lay != CL_COMPLETE && !driver_func(s, e->func))
 			continue;	/* an older driver */
 		if (asprintf(&v[n], "cuda:%s@%s%s%s", e->event, e->func,
 			     glob ? ":" : "", glob ? glob : "") < 0) {
@@ -206,6 +221,59 @@ static const struct cuda_entry *find_entry(const char *event, size_t elen,
 	return NULL;
 }
 
+/* Give P its user name ("cuda:EVENT[:GLOB]"), for `probe`. */
+static void user_name(struct probe *p, const struct cuda_entry *e,
+		      const char *glob)
+{
+	char name[256];
+
+	snprintf(name, sizeof(name), "cuda:%s%s%s", e->event, glob ? ":" : "",
+		 glob ? glob : "");
+	p->name = ast_strndup(name, strlen(name));
+}
+
+static struct cuda_priv *new_priv(struct probe *p, const struct cuda_entry *e,
+				  const char *glob)
+{
+	struct cuda_priv *pv = ast_alloc(sizeof(*pv));
+
+	memset(pv, 0, sizeof(*pv));
+	pv->ent = e;
+	pv->glob = glob ? ast_strndup(glob, strlen(glob)) : NULL;
+	pv->bit = -1;
+	p->priv = pv;
+	return pv;
+}
+
+/*
+ * cuda:complete[:GLOB]: the agent times every kernel run and calls
+ * gputrace_complete() with its record; the uprobe goes there.  The agent
+ * matches GLOB (it demangles) and sets the clause's bit in the record.
+ */
+static int complete_parse(struct probe *p, const struct cuda_entry *e,
+			  const char *glob, char *err, size_t errlen, int *arg)
+{
+	const struct syms_func *f;
+	const struct syms *s;
+
+	*arg = -1;
+	if (!provider_agent_lib)
+		return fail(err, errlen,
+			    "cuda:complete needs -c CMD: kernels are timed by gputrace's agent inside the target, which is not injected into running processes yet");
+	if (syms_load(provider_agent_lib, &s, err, errlen))
+		return -EINVAL;
+	f = driver_func(s, AGENT_COMPLETE_SYM);
+	if (!f)
+		return fail(err, errlen, "%s has no %s", provider_agent_lib,
+			    AGENT_COMPLETE_SYM);
+	new_priv(p, e, glob);
+	p->path = ast_strndup(provider_agent_lib, strlen(provider_agent_lib));
+	p->func = (char *)e->func;
+	p->offset = f->offset;
+	user_name(p, e, glob);
+	return 0;
+}
+
 static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 {
 	const char *at = p->nargs ? strchr(p->args[0], '@') : NULL;
@@ -213,8 +281,7 @@ static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	const struct cuda_entry *e;
 	const struct syms_func *f;
 	const struct syms *s;
-	struct cuda_priv *pv;
-	char path[PATH_MAX], name[256];
+	char path[PATH_MAX];
 	int ret;
 
 	*arg = 0;
@@ -224,6 +291,8 @@ static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	e = find_entry(p->args[0], at - p->args[0], at + 1);
 	if (!e)
 		return fail(err, errlen, "unknown cuda probe '%s'", p->args[0]);
+	if (e->lay == CL_COMPLETE)
+		return complete_parse(p, e, glob, err, errlen, arg);
 	if (glob && e->lay != CL_LAUNCH && e->lay != CL_LAUNCH_EX)
 		return fail(err, errlen, "only cuda:launch takes a kernel name");
 	if (glob && p->target_pid <= 0 && !provider_target_cmd)
@@ -236,21 +305,13 @@ static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	f = driver_func(s, e->func);
 	if (!f)
 		return fail(err, errlen, "%s has no %s", path, e->func);
-	pv = ast_alloc(sizeof(*pv));
-	memset(pv, 0, sizeof(*pv));
-	pv->ent = e;
-	pv->glob = glob ? ast_strndup(glob, strlen(glob)) : NULL;
-	pv->bit = -1;
-	p->priv = pv;
+	new_priv(p, e, glob);
 	p->path = ast_strndup(path, strlen(path));
 	p->func = (char *)e->func;
 	p->offset = f->offset;
 	p->retprobe = e->lay == CL_MALLOC || e->lay == CL_PITCH ||
 		      e->lay == CL_SYNC;
-	/* the user's name, for `probe` */
-	snprintf(name, sizeof(name), "cuda:%s%s%s", e->event, glob ? ":" : "",
-		 glob ? glob : "");
-	p->name = ast_strndup(name, strlen(name));
+	user_name(p, e, glob);
 	return 0;
 }
 
@@ -260,6 +321,22 @@ static const struct cuda_entry *entry_of(const struct probe *p)
 
 	return pv ? pv->ent : NULL;
 }
+
+#define CREC(f)	((int)offsetof(struct agent_complete_rec, f))
+/* cuda:complete's builtins: fields of the record gputrace_complete gets */
+static const struct {
+	const char *name;
+	int off;
+	bool u32;
+} complete[] = {
+	{ "kernel", CREC(kernel), false }, { "duration", CREC(duration), false },
+	{ "queued", CREC(queued), false }, { "stream", CREC(stream), false },
+	{ "gridDim.x", CREC(grid[0]), true }, { "gridDim.y", CREC(grid[1]), true },
+	{ "gridDim.z", CREC(grid[2]), true },
+	{ "blockDim.x", CREC(block[0]), true },
+	{ "blockDim.y", CREC(block[1]), true },
+	{ "blockDim.z", CREC(block[2]), true }, { "gpu", CREC(gpu), true },
+};
 
 static bool cu_has_builtin(const struct probe *p, const char *name)
 {
@@ -291,6 +368,12 @@ static bool cu_has_builtin(const struct probe *p, const char *name)
 		return !strcmp(name, "duration") || !strcmp(name, "retval");
 	case CL_GRAPH:
 		return !strcmp(name, "stream");
+	case CL_COMPLETE:
+		for (size_t i = 0; i < sizeof(complete) / sizeof(complete[0]);
+		     i++)
+			if (!strcmp(name, complete[i].name))
+				return true;
+		return false;
 	}
 	return false;
 }
@@ -411,6 +494,19 @@ static int cu_builtin_src(const struct probe *p, const char *name,
 		src->kind = BSRC_CTX_U64;
 		src->off = R(rsi);
 		return 0;
+	case CL_COMPLETE:
+		for (size_t i = 0; i < sizeof(complete) / sizeof(complete[0]);
+		     i++) {
+			if (strcmp(name, complete[i].name))
+				continue;
+			src->off = R(rdi);
+			src->ptr_off = complete[i].off;
+			src->kind = !strcmp(name, "kernel") ? BSRC_PTR_KEY :
+				    complete[i].u32 ? BSRC_PTR_U32 :
+				    BSRC_PTR_U64;
+			return 0;
+		}
+		return -ENOENT;
 	}
 	return -ENOENT;
 }
@@ -433,6 +529,13 @@ static int cu_filter(const struct probe *p, struct probe_filter *f)
 		f->bit = pv->glob ? pv->bit : -1;
 		f->skip = CUDA_BIT_AGENT;
 		return f->map < 0 ? 0 : 1;
+	case CL_COMPLETE:
+		/* only records whose kernel the clause's GLOB matched */
+		f->user = true;
+		f->off = R(rdi);
+		f->val_off = CREC(match);
+		f->bit = pv->bit;
+		return 1;
 	case CL_MALLOC:
 	case CL_PITCH:
 	case CL_SYNC:
@@ -476,7 +579,6 @@ static struct cuda_shared *shared_of(struct gt_object *obj, struct probe *p)
 	sh = ast_alloc(sizeof(*sh));
 	memset(sh, 0, sizeof(*sh));
 	sh->obj = obj;
-	snprintf(sh->driver, sizeof(sh->driver), "%s", p->path);
 	sh->names_map = sh->match_map = sh->pend_map = sh->calls_map = -1;
 	sh->knames_map = sh->scratch_map = -1;
 	return sh;
@@ -579,6 +681,27 @@ static int glob_bit(struct cuda_shared *sh, struct cuda_priv *pv,
 	return 0;
 }
 
+/* The bit of a cuda:complete probe's GLOB in the record's match bits. */
+static int complete_bit(struct cuda_shared *sh, struct cuda_priv *pv,
+			char *err, size_t errlen)
+{
+	const char *g = pv->glob ? pv->glob : "*";
+	int i;
+
+	for (i = 0; i < sh->ncglobs; i++)
+		if (!strcmp(sh->cglobs[i], g))
+			break;
+	if (i == sh->ncglobs) {
+		if (i == CUDA_MAX_GLOBS)
+			return fail(err, errlen,
+				    "more than %d different cuda:complete GLOBs",
+				    CUDA_MAX_GLOBS);
+		sh->cglobs[sh->ncglobs++] = g;
+	}
+	pv->bit = i;
+	return 0;
+}
+
 static int cu_extras(struct probe *p, void *o, char *err, size_t errlen)
 {
 	struct gt_object *obj = o;
@@ -589,6 +712,8 @@ static int cu_extras(struct probe *p, void *o, char *err, size_t errlen)
 	int ret = 0;
 
 	pv->sh = sh;
+	if (!sh->driver[0] && e->lay != CL_COMPLETE)
+		snprintf(sh->driver, sizeof(sh->driver), "%s", p->path);
 	switch (e->lay) {
 	case CL_LAUNCH:
 	case CL_LAUNCH_EX:
@@ -613,9 +738,26 @@ static int cu_extras(struct probe *p, void *o, char *err, size_t errlen)
 				  e->lay == CL_SYNC ? CH_SAVE_TIME :
 				  e->lay == CL_PITCH ? CH_SAVE_PITCH :
 				  CH_SAVE_ARG1, err, errlen);
+	case CL_COMPLETE:
+		return complete_bit(sh, pv, err, errlen);
 	default:
 		return 0;
 	}
+}
+
+int cuda_complete_globs(const struct gt_object *obj, const char *const **globs)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh) {
+			*globs = pv->sh->cglobs;
+			return pv->sh->ncglobs;
+		}
+	}
+	*globs = NULL;
+	return 0;
 }
 
 /* ------------------------------------------------------------- attach -- */

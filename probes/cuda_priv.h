@@ -31,6 +31,7 @@ enum cuda_layout {
 	CL_MEMCPY,	/* (dst, src, size_t size, ...) */
 	CL_SYNC,	/* time saved at entry */
 	CL_GRAPH,	/* cuGraphLaunch(exec, stream) */
+	CL_COMPLETE,	/* the agent's gputrace_complete(struct agent_complete_rec *) */
 };
 
 struct cuda_entry {
@@ -69,6 +70,8 @@ struct cuda_shared {
 	uint64_t savers;	/* entry points (table index) with a saver */
 	const char *globs[CUDA_MAX_GLOBS];
 	int nglobs;
+	const char *cglobs[CUDA_MAX_GLOBS];	/* cuda:complete's, bit i each */
+	int ncglobs;
 	struct cuda_kernel *kernels;
 	size_t nkernels;
 	bool scanned;		/* kernels read from the fatbins */

@@ -28,6 +28,7 @@ const struct provider *const providers[] = {
 };
 
 const char *provider_target_cmd;
+const char *provider_agent_lib;
 
 const struct provider *provider_find(const char *name)
 {

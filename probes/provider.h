@@ -28,6 +28,8 @@ enum bsrc_kind {
 				 * or `str` when the key is absent */
 	BSRC_PTR_U32,		/* *(u32 *)(*(u64 *)(ctx + off) + ptr_off), user memory */
 	BSRC_PTR_U64,		/* the same, 8 bytes */
+	BSRC_PTR_KEY,		/* a kernel key (gpucode/kname.h) whose hash is
+				 * the u64 at *(u64 *)(ctx + off) + ptr_off */
 	BSRC_MAP_U64,		/* u64 at ptr_off in the value of map `map` at key
 				 * *(u64 *)(ctx + off), 0 when the key is absent;
 				 * with `since`: nsecs minus that u64 */
@@ -56,6 +58,8 @@ struct probe_filter {
 	int val_off;		/* the u64 holding the bits, in the map value */
 	int bit;		/* go on only when set (-1: no such test) */
 	int skip;		/* leave when set (-1: none); no entry: go on */
+	bool user;		/* no map: the bits are the u64 at user address
+				 * *(u64 *)(ctx + off) + val_off */
 };
 
 /* One attach point, after the probe list and its wildcards are expanded. */
@@ -143,6 +147,20 @@ extern const struct provider *const providers[];
  * reads the program's fatbins and finds the driver it will load.
  */
 extern const char *provider_target_cmd;
+
+/*
+ * The agent library that -c preloads into the child (cuda:complete puts
+ * its uprobe there), set by main before compiling; NULL without one.
+ */
+extern const char *provider_agent_lib;
+
+/*
+ * The GLOBs of OBJ's cuda:complete probes ("*" for none), in the order of
+ * their bits in agent_complete_rec.match: *GLOBS (owned by OBJ's AST)
+ * and their count, 0 when there is no such probe (probes/cuda.c).
+ */
+struct gt_object;
+int cuda_complete_globs(const struct gt_object *obj, const char *const **globs);
 
 /*
  * Attach PROG_FD to the perf event PFD (P takes the fd) through a BPF

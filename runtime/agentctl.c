@@ -126,6 +126,15 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 	c->cache_dir = o->cache_dir ? strdup(o->cache_dir) : cache_dir();
 	c->decls = strdup(ds->decls ? ds->decls : "");
 	c->maps = calloc(u->nmaps + 1, sizeof(*c->maps));
+	if (o->ncompletes > 0) {
+		c->completes = calloc(o->ncompletes, sizeof(*c->completes));
+		if (!c->completes)
+			goto nomem;
+		for (; c->ncompletes < o->ncompletes; c->ncompletes++)
+			if (!(c->completes[c->ncompletes] =
+			      strdup(o->completes[c->ncompletes])))
+				goto nomem;
+	}
 	/* an entry clause with deferred updates adds their exit text */
 	c->clauses = calloc(2 * ds->n + 1, sizeof(*c->clauses));
 	if (!c->cache_dir || !c->decls || !c->maps || !c->clauses)
@@ -171,7 +180,7 @@ nomem:
 /* ------------------------------------------------------- open, close -- */
 
 /* The agent library: AGENT_LIB, $GPUTRACE_AGENT_LIB, or by the binary. */
-static char *find_lib(const char *want)
+char *agentctl_find_lib(const char *want)
 {
 	char exe[PATH_MAX], cand[PATH_MAX + 64], *slash;
 	static const char *const rel[] = {
@@ -268,7 +277,7 @@ int agentctl_open(const struct agentctl_opts *o, struct agentctl **out)
 		return -ENOMEM;
 	ac->o = *o;
 	ac->lfd = ac->ep = ac->seg_fd = -1;
-	ac->lib = find_lib(o->agent_lib);
+	ac->lib = agentctl_find_lib(o->agent_lib);
 	if (!ac->lib) {
 		fprintf(stderr, "gputrace: cannot find %s next to gputrace (set %s to its path)\n",
 			AGENTCTL_LIB_NAME, AGENTCTL_LIB_ENV);
@@ -311,6 +320,18 @@ fail:
 const char *const *agentctl_env(const struct agentctl *ac)
 {
 	return ac->env;
+}
+
+const char *agentctl_lib(const struct agentctl *ac)
+{
+	return ac->lib;
+}
+
+void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
+			    int n)
+{
+	ac->o.completes = globs;
+	ac->o.ncompletes = n;
 }
 
 int agentctl_configure(struct agentctl *ac, const struct unit *u,

@@ -40,6 +40,8 @@ struct agentctl_opts {
 				 * "": no JIT cache */
 	uint32_t nrings;	/* printf rings per context; 0: 16 */
 	uint32_t ring_bytes;	/* bytes each, a power of 2; 0: 256 KiB */
+	const char *const *completes;	/* cuda:complete GLOBs, bit order */
+	int ncompletes;
 };
 
 struct agentctl_cb {
@@ -68,6 +70,20 @@ int agentctl_open(const struct agentctl_opts *o, struct agentctl **out);
  * by AC.
  */
 const char *const *agentctl_env(const struct agentctl *ac);
+
+/* The agent library AC preloads (absolute path). */
+const char *agentctl_lib(const struct agentctl *ac);
+
+/*
+ * Where the agent library is: WANT, $GPUTRACE_AGENT_LIB, or next to the
+ * gputrace binary.  malloc'd absolute path, or NULL.
+ */
+char *agentctl_find_lib(const char *want);
+
+/* The cuda:complete GLOBs the next agentctl_configure() writes (N of
+ * them, in the order of their bits; they must outlive AC). */
+void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
+			    int n);
 
 /*
  * Build the agent's configuration from U's maps and DS's probes

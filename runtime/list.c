@@ -14,7 +14,8 @@ static const char *const fixed[] = {
 	"interval:s:N", "interval:ms:N", "interval:us:N", "interval:hz:N",
 	"uprobe:BIN:FUNC", "uprobe:BIN:FUNC+OFF", "uretprobe:BIN:FUNC",
 	"cuda:launch", "cuda:launch:GLOB", "cuda:malloc", "cuda:free",
-	"cuda:memcpy", "cuda:sync", "cuda:graph",
+	"cuda:memcpy", "cuda:sync", "cuda:graph", "cuda:complete",
+	"cuda:complete:GLOB",
 	"gpu:kernel:GLOB:entry", "gpu:kernel:GLOB:exit",
 	"gpu:warp:GLOB:entry", "gpu:warp:GLOB:exit",
 };

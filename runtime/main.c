@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* gputrace: the command line. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -105,12 +106,22 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static bool has_gpu_probes(const struct program *prog)
+/* Device probes, or cuda:complete (which the agent times). */
+static bool needs_agent(const struct program *prog)
 {
+	char ev[64];
+
 	for (const struct clause *c = prog->clauses; c; c = c->next)
-		for (const struct attach *a = c->aps; a; a = a->next)
+		for (const struct attach *a = c->aps; a; a = a->next) {
 			if (!strncmp(a->text, "gpu:", 4))
 				return true;
+			if (strncmp(a->text, "cuda:", 5))
+				continue;
+			snprintf(ev, sizeof(ev), "%.*s",
+				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
+			if (!fnmatch(ev, "complete", 0))
+				return true;
+		}
 	return false;
 }
 
@@ -151,8 +162,9 @@ int main(int argc, char **argv)
 	struct out o = { 0 };
 	bool dry_run = false, have_obj = false, list = false, have_ds = false;
 	unsigned dump = 0;
-	char *text = NULL;
-	int c, ret = 1;
+	char *text = NULL, *dry_lib = NULL;
+	const char *const *cglobs = NULL;
+	int c, ret = 1, ncomplete;
 
 	setlocale(LC_CTYPE, "");
 	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
@@ -268,6 +280,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	provider_target_cmd = cmd;
+	if (cmd && dry_run)	/* cuda:complete's probe is in the agent */
+		provider_agent_lib = dry_lib = agentctl_find_lib(NULL);
 	if (ast_parse(&src, &prog))
 		goto out;
 	if (dump & D_AST)
@@ -280,12 +294,13 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (has_gpu_probes(prog)) {
+		if (needs_agent(prog)) {
 			struct agentctl_opts ao = { .verbose = sopts.verbose };
 
 			if (agentctl_open(&ao, &ac))
 				goto out;
 			env = agentctl_env(ac);
+			provider_agent_lib = agentctl_lib(ac);
 		}
 		if (child_spawn(cmd, env, &child))
 			goto out;
@@ -325,7 +340,11 @@ int main(int argc, char **argv)
 			if (dryrun_ptx(&ds, bin[0] ? bin : NULL, stdout))
 				goto out;
 		}
-		if (ac && agentctl_configure(ac, u, &ds))
+	}
+	ncomplete = cuda_complete_globs(&obj, &cglobs);
+	if (ac && (have_ds || ncomplete)) {
+		agentctl_set_completes(ac, cglobs, ncomplete);
+		if (agentctl_configure(ac, u, &ds))
 			goto out;
 	}
 	if (dry_run) {
@@ -338,6 +357,7 @@ out:
 	if (child.release_fd >= 0)
 		child_kill(&child);	/* never released: compile or attach failed */
 	agentctl_free(ac);
+	free(dry_lib);
 	if (have_ds)
 		device_set_free(&ds);
 	if (o.f && o.f != stdout)

@@ -78,6 +78,9 @@ int agent_config_write(const struct agent_config *c, const char *path)
 		put_blob(f, "call", cl->call);
 	}
 	put_blob(f, "decls", c->decls);
+	fprintf(f, "completes %d\n", c->ncompletes);
+	for (int i = 0; i < c->ncompletes; i++)
+		put_blob(f, "glob", c->completes[i]);
 	fputs("end\n", f);
 	if (fflush(f) || ferror(f))
 		err = -(errno ? errno : EIO);
@@ -258,6 +261,13 @@ static int parse(struct rd *r, struct agent_config *c)
 	err = blob(r, "decls", &c->decls);
 	if (err)
 		return err;
+	if (numbers(r, "completes", 1, v, 0, AGENT_MAX_COMPLETES))
+		return -EINVAL;
+	if (v[0] && !(c->completes = calloc(v[0], sizeof(*c->completes))))
+		return -ENOMEM;
+	for (long long n = v[0]; c->ncompletes < n; c->ncompletes++)
+		if ((err = blob(r, "glob", &c->completes[c->ncompletes])))
+			return err;
 	return numbers(r, "end", 0, v, 0, 0) || r->p != r->end ? -EINVAL : 0;
 }
 
@@ -308,6 +318,9 @@ void agent_config_free(struct agent_config *c)
 		free(c->clauses[i].call);
 	}
 	free(c->clauses);
+	for (int i = 0; i < c->ncompletes; i++)
+		free(c->completes[i]);
+	free(c->completes);
 	free(c->maps);
 	free(c->decls);
 	free(c->cache_dir);

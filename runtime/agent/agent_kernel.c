@@ -115,7 +115,7 @@ static int insert(uintptr_t h, struct agent_kernel *k)
 	return 0;
 }
 
-static char *demangle(const char *m)
+char *agent_demangle(const char *m)
 {
 	static char *(*fn)(const char *, char *, size_t *, int *);
 	static int looked;
@@ -167,7 +167,7 @@ static struct agent_kernel *new_kernel(uintptr_t h, bool is_kernel,
 		k->state = AGENT_K_UNMATCHED;
 		goto out;
 	}
-	d = demangle(name);
+	d = agent_demangle(name);
 	k->mangled = strdup(name);
 	k->pretty = d ? d : strdup(name);
 	/* no libstdc++ in the process: the simple cases still get a name */

@@ -198,6 +198,7 @@ void agent_detach(const char *why)
 	if (agent.detached)
 		return;
 	agent.detached = 1;
+	agent_complete_stop();
 	agent_debug("detached (%s): original launches from now on", why);
 }
 
@@ -227,6 +228,7 @@ static void agent_exit(void)
 		agent_capture_relax();	/* the process is ending */
 		/* the program may exit with kernels still running */
 		agent_ctx_sync_all();
+		agent_complete_flush(true);
 		if (agent_ctx_snapshot(seq, true) == 0)
 			agent.snap_seq = seq;
 		agent_ctx_drain();
@@ -246,6 +248,7 @@ void agent_saw_cuda(void)
 		__atomic_store_n(&exit_registered, 1, __ATOMIC_RELEASE);
 		/* from now on a missing BYE may lose device maps */
 		agent_send(AGENT_MSG_CUDA, 0, NULL, 0);
+		agent_complete_start();
 	}
 	pthread_mutex_unlock(&once_lock);
 }

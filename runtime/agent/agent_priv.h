@@ -320,6 +320,8 @@ struct agent_kernel {
 	struct agent_kernel *all_next;
 };
 
+/* NAME demangled (malloc'd), or NULL: not a C++ name, or no demangler. */
+char *agent_demangle(const char *name) AGENT_HIDDEN;
 /* A handle seen by a hook: name it, decide whether a clause matches. */
 void agent_kernel_note(uintptr_t handle, bool is_kernel, const char *name,
 		       uintptr_t owner) AGENT_HIDDEN;
@@ -393,6 +395,14 @@ int agent_ctx_snapshot(uint64_t seq, bool final) AGENT_HIDDEN;
 void agent_ctx_drain(void) AGENT_HIDDEN;
 /* Standalone: the maps' totals on stderr. */
 void agent_ctx_print_maps(void) AGENT_HIDDEN;
+
+/* ---- agent_complete.c: cuda:complete through CUPTI ---- */
+/* Kernel records on, when the configuration has cuda:complete clauses. */
+void agent_complete_start(void) AGENT_HIDDEN;
+/* Hand completed records to the tracer; FINAL: all of them (at exit). */
+void agent_complete_flush(bool final) AGENT_HIDDEN;
+/* Records off (detach). */
+void agent_complete_stop(void) AGENT_HIDDEN;
 
 /* ---- agent_serve.c: the background thread ---- */
 

@@ -55,7 +55,28 @@ struct agent_config {
 	uint32_t nrings, ring_bytes;	/* printf rings per context */
 	bool verbose;			/* report JIT times and every decision */
 	char *cache_dir;		/* JIT cache ("" for none) */
+	int ncompletes;			/* cuda:complete clauses: their GLOBs */
+	char **completes;
 };
+
+#define AGENT_MAX_COMPLETES	64	/* one bit each in the record; the
+					 * tracer uses 30 (CUDA_MAX_GLOBS) */
+
+/*
+ * cuda:complete: one kernel run, the argument of gputrace_complete() in
+ * the agent, where the tracer's uprobe reads it.  Offsets are ABI.
+ */
+struct agent_complete_rec {
+	uint64_t kernel;	/* kname_hash() of the mangled name */
+	uint64_t match;		/* bit i: complete clause i's GLOB matches */
+	uint64_t duration;	/* GPU ns from start to end */
+	uint64_t queued;	/* ns from the launch call to the start; 0: unknown */
+	uint64_t stream;	/* CUPTI's stream id in its context */
+	uint32_t grid[3], block[3];
+	uint32_t gpu, pad;
+	const char *name;	/* mangled, NUL-terminated */
+};
+#define AGENT_COMPLETE_SYM	"gputrace_complete"
 
 /* 0 or negative errno. */
 int agent_config_write(const struct agent_config *c, const char *path);

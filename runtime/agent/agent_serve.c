@@ -18,6 +18,7 @@
 #include "runtime/agent/agent_priv.h"
 
 #define DRAIN_MS 20
+#define COMPLETE_MS 100	/* cuda:complete records reach the tracer */
 
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
@@ -65,7 +66,7 @@ static void on_message(void)
 
 static void *serve(void *arg)
 {
-	uint64_t last = now_ms();
+	uint64_t last = now_ms(), lastc = last;
 
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
@@ -77,6 +78,10 @@ static void *serve(void *arg)
 		if (t - last >= DRAIN_MS) {
 			agent_ctx_drain();
 			last = t;
+		}
+		if (t - lastc >= COMPLETE_MS) {
+			agent_complete_flush(false);
+			lastc = t;
 		}
 	}
 	return NULL;

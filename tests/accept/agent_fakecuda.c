@@ -14,9 +14,11 @@
  * (allocations, synchronous copies, synchronizations) fail unless the
  * calling thread is in relaxed mode, and say so on stderr.  Graph kernel
  * nodes keep their parameters as the driver does (copied when set) and
- * run at cuGraphLaunch.
+ * run at cuGraphLaunch.  A fake libcupti (agent_fakecupti.c), when
+ * loaded, is told of every kernel run.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +289,21 @@ static void run_probe(const struct agent_launch_param *p, uint64_t warps)
 	slot[2] += warps;	/* the count */
 }
 
+/* Tell a loaded fake CUPTI that kernel NAME ran. */
+static void cupti_run(const char *name, unsigned gx, unsigned gy,
+		      unsigned gz, unsigned bx, unsigned by, unsigned bz)
+{
+	static void (*fn)(const char *, const unsigned *, const unsigned *);
+	const unsigned g[3] = { gx, gy, gz }, b[3] = { bx, by, bz };
+	void *h;
+
+	if (!fn && (h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD)))
+		fn = (void (*)(const char *, const unsigned *,
+			       const unsigned *))dlsym(h, "fakecupti_kernel");
+	if (fn)
+		fn(name, g, b);
+}
+
 static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 		       unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		       void **params, void **extra)
@@ -298,6 +315,7 @@ static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 
 	if (quiet < 0)
 		quiet = getenv("FAKECUDA_QUIET") != NULL;
+	cupti_run(ff->name, gx, gy, gz, bx, by, bz);
 	if (!ff->instrumented) {
 		if (!quiet)
 			printf("%s %s: original\n", how, ff->name);

@@ -13,7 +13,8 @@ check() {
 	fi
 }
 check "cuda:nope { }" "unknown cuda probe 'nope'"
-check "cuda:malloc:x* { }" "only cuda:launch takes a kernel name"
+check "cuda:malloc:x* { }" "only cuda:launch and cuda:complete take a kernel name"
+check "cuda:complete { @ = count(); }" "cuda:complete needs -c CMD"
 check "cuda:launch:vadd { }" "cuda:launch:GLOB needs -p PID or -c CMD"
 check "cuda:launch { @ = size; }" "builtin 'size' is not available in cuda probes"
 check "cuda:memcpy { @ = kernel; }" "builtin 'kernel' is not available in cuda probes"

@@ -8,7 +8,8 @@
 # launch, and from two threads on four streams, and prints per kernel the
 # runs and warps its launch configuration gives.  Checks, per kernel:
 # gpu:warp count = runs x warps, gpu:kernel:exit count = runs x threads,
-# and the program's results identical to the native run.
+# cuda:complete count = runs, and the program's results identical to the
+# native run.
 # Prints PASS/FAIL per check; exit 0 when all pass, 77 without nvcc.
 cd "$(dirname "$0")/../.." || exit 1
 GT=${GPUTRACE:-build/gputrace}
@@ -51,5 +52,10 @@ run thread 'gpu:kernel:f_*:exit { @t[kernel] = count(); }'
 same_results thread
 for k in $kernels; do
 	expect_eq "gpu:kernel:exit $k = runs x threads" "$(got "$T/thread.out" @t "$k")" "$(want "$k" threads)"
+done
+run complete 'cuda:complete:f_* { @c[kernel] = count(); }'
+same_results complete
+for k in $kernels; do
+	expect_eq "cuda:complete $k = runs" "$(got "$T/complete.out" @c "$k")" "$(want "$k" runs)"
 done
 [ "$nfail" -eq 0 ]

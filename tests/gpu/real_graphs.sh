@@ -12,6 +12,7 @@
 #   - gpu:warp and gpu:kernel counts per kernel = runs x warps / threads
 #   - a printf clause (the agent's drain thread copying while a global
 #     capture is under way) prints one line per graph kernel run
+#   - cuda:complete counts every run of every kernel, graph nodes too
 # Prints PASS/FAIL per check; exit 0 when all pass, 77 without nvcc.
 cd "$(dirname "$0")/../.." || exit 1
 GT=${GPUTRACE:-build/gputrace}
@@ -64,6 +65,14 @@ run printf 'gpu:kernel:g_cap_global,gpu:kernel:g_cap_other /blockIdx.x == 0 && t
 same_results printf
 expect_eq "printf: one line per captured run" "$(grep -c '^run ' "$T/printf.out")" \
 	"$(( $(want g_cap_global runs) + $(want g_cap_other runs) ))"
+
+# cuda:complete: every kernel run, graph nodes included, timed
+run complete 'cuda:complete:g_* { @c[kernel] = count(); @z[kernel] = sum(duration == 0); }'
+same_results complete
+for k in $kernels; do
+	expect_eq "cuda:complete $k = runs" "$(got "$T/complete.out" @c "$k")" "$(want "$k" runs)"
+	expect_eq "cuda:complete $k: no zero duration" "$(got "$T/complete.out" @z "$k")" 0
+done
 
 # no line about a failed capture or an agent error
 if grep -qi 'capture\|error' "$T/warp.err" "$T/thread.err" "$T/printf.err"; then

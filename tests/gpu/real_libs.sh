@@ -7,7 +7,10 @@
 #   kernel, the gpu:kernel:* count equals the threads cuda:launch saw
 #   launched for it (gridDim x blockDim summed), under the same name.
 #   tests/gpu/real/gemm.cu (cuBLAS, SASS only): runs with correct
-#   results under gpu:kernel:*, and its kernels are named as skipped.
+#   results under gpu:kernel:*, and its kernels are named as skipped;
+#   cuda:complete times them: one record per launch, total time within
+#   2x of CUDA events around the GEMMs; on thrust/CUB one record per launch
+#   under the name cuda:launch gives.
 # Prints PASS/FAIL per check; exit 0 when all pass, 77 without nvcc.
 cd "$(dirname "$0")/../.." || exit 1
 GT=${GPUTRACE:-build/gputrace}
@@ -53,6 +56,18 @@ else
 	bad "per-kernel counts (-device +launch)" "$(diff "$T/t" "$T/l" | head -20)"
 fi
 
+# cuda:complete: one record per launch, under the name cuda:launch gives
+run complete "$T/thrust_cub" 'cuda:complete { @c[kernel] = count(); }
+cuda:launch { @l[kernel] = count(); }'
+same_results complete "$T/tc.native"
+sed -n 's/^@c\[\(.*\)\]: \([0-9]*\)$/\1	\2/p' "$T/complete.out" | sort >"$T/c"
+sed -n 's/^@l\[\(.*\)\]: \([0-9]*\)$/\1	\2/p' "$T/complete.out" | sort >"$T/l2"
+if [ -s "$T/c" ] && cmp -s "$T/c" "$T/l2"; then
+	ok "cuda:complete count = cuda:launch count, per kernel ($(wc -l <"$T/c") kernels)"
+else
+	bad "cuda:complete per kernel (-complete +launch)" "$(diff "$T/c" "$T/l2" | head -20)"
+fi
+
 run warpexit "$T/thrust_cub" 'gpu:warp:*:exit { @d = hist(duration); }'
 same_results warpexit "$T/tc.native"
 run keyed "$T/thrust_cub" 'gpu:warp:* { @k[kernel] = count(); @s = smload(1); }'
@@ -62,4 +77,25 @@ run gemm "$T/gemm" 'gpu:kernel:* { @t = count(); }'
 same_results gemm "$T/gemm.native"
 grep -q 'skipped .*SASS only' "$T/gemm.err" && ok "cuBLAS kernels skipped with a reason" ||
 	bad "cuBLAS skip line" "$(head -5 "$T/gemm.err")"
+
+# cuBLAS kernels timed by cuda:complete: one record per launch, and the
+# timed GEMMs' kernel time (the untimed first GEMM's share taken out)
+# within 2x of what CUDA events around them measured
+run gemmtime "$T/gemm" 'cuda:complete { @n = count(); @ns = sum(duration); @us[kernel] = hist(duration / 1000); }
+cuda:launch { @l = count(); }'
+same_results gemmtime "$T/gemm.native"
+gemms=$(sed -n 's/^gemms //p' "$T/gemmtime.out")
+events=$(sed -n 's/^events_ns //p' "$T/gemmtime.out")
+n=$(sed -n 's/^@n: //p' "$T/gemmtime.out")
+ns=$(sed -n 's/^@ns: //p' "$T/gemmtime.out")
+[ -n "$ns" ] && ns=$((ns * gemms / (gemms + 1)))
+expect_eq "cuda:complete: one record per cuBLAS launch" "$n" "$(sed -n 's/^@l: //p' "$T/gemmtime.out")"
+if [ -n "$ns" ] && [ -n "$events" ] && [ "$ns" -gt 0 ] &&
+   [ $((ns * 2)) -ge "$events" ] && [ "$ns" -le $((events * 2)) ]; then
+	ok "cuBLAS kernel time $ns ns within 2x of the events' $events ns"
+else
+	bad "cuBLAS kernel time" "cuda:complete $ns ns, events $events ns"
+fi
+grep -q '^@us\[' "$T/gemmtime.out" && ok "per-kernel histogram of cuBLAS kernels: $(grep -m1 '^@us\[' "$T/gemmtime.out")" ||
+	bad "cuBLAS histogram" "none"
 [ "$nfail" -eq 0 ]

@@ -88,6 +88,8 @@ static void test_names(void)
 	for (size_t i = 0; i < cuda_nentries; i++) {
 		bool amb;
 
+		if (cuda_entries[i].lay == CL_COMPLETE)
+			continue;	/* in the agent, not the driver */
 		if (!syms_lookup(s, cuda_entries[i].func, &amb)) {
 			printf("FAIL entry points: %s not in the stub\n",
 			       cuda_entries[i].func);

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda:complete: every kernel run, timed on the GPU, handed to the
+ * tracer off the application's launch path (docs/agent.md, "Kernel
+ * completions").
+ *
+ * CUPTI's activity API records each kernel's start and end in buffers
+ * it fills and hands back asynchronously: launches of every form, kernel
+ * nodes of graphs and SASS-only library kernels alike, with no event and
+ * no synchronization on the application's streams, and nothing of ours
+ * in its graphs.  For each record the agent calls gputrace_complete(),
+ * an empty exported function the tracer puts a uprobe on; its argument
+ * is a struct agent_complete_rec.  Buffers come back when they fill, when
+ * the agent's thread flushes them (every 100 ms) and at exit, after the
+ * contexts are synchronized.
+ *
+ * libcupti is opened at run time, like libcuda: from the CUDA install the
+ * target uses, else the usual places.  Without it, or with a CUPTI older
+ * than the one we were built against, cuda:complete is reported off.
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_activity.h>
+#include <cupti_version.h>
+
+#include "gpucode/kname.h"
+#include "runtime/agent/agent_priv.h"
+
+#define BUF_BYTES	(1u << 20)
+#define CACHE_SLOTS	4096	/* kernel names; more are looked up again */
+
+static struct {
+	CUptiResult (*get_version)(uint32_t *);
+	CUptiResult (*enable)(CUpti_ActivityKind);
+	CUptiResult (*disable)(CUpti_ActivityKind);
+	CUptiResult (*latency)(uint8_t);
+	CUptiResult (*callbacks)(CUpti_BuffersCallbackRequestFunc,
+				 CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*flush)(uint32_t);
+	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+} cupti;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int on;			/* records flow */
+static uint64_t dropped;
+
+/* kernel names seen in records: CUPTI shares one name pointer per kernel */
+struct kslot {
+	const char *name;
+	uint64_t key, match;
+};
+static struct kslot cache[CACHE_SLOTS];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The tracer's uprobe fires here, once per kernel run. */
+__attribute__((noinline, used, visibility("default")))
+void gputrace_complete(const struct agent_complete_rec *r)
+{
+	__asm__ volatile("" : : "r"(r) : "memory");
+}
+
+static void *open_cupti(void)
+{
+	static const char *const names[] = {
+		"libcupti.so.13", "libcupti.so",
+		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+		"/usr/local/cuda/lib64/libcupti.so",
+	};
+	const char *home = getenv("CUDA_HOME");
+	char path[4096];
+	void *h;
+
+	if (home) {
+		snprintf(path, sizeof(path), "%s/extras/CUPTI/lib64/libcupti.so",
+			 home);
+		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+			return h;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
+			return h;
+	return NULL;
+}
+
+/* Bit i: complete clause i's GLOB matches MANGLED (or its base name). */
+static uint64_t match_bits(const char *mangled)
+{
+	char *d = agent_demangle(mangled), *base;
+	uint64_t bits = 0;
+
+	base = d ? agent_base_name(d) : agent_simple_name(mangled);
+	for (int i = 0; i < agent.cfg.ncompletes && i < 64; i++) {
+		const char *g = agent.cfg.completes[i];
+
+		if (!fnmatch(g, mangled, 0) || (base && !fnmatch(g, base, 0)))
+			bits |= 1ull << i;
+	}
+	free(d);
+	free(base);
+	return bits;
+}
+
+/* The key and clause bits of the kernel named NAME (mangled). */
+static void kernel_of(const char *name, uint64_t *key, uint64_t *match)
+{
+	size_t i = (size_t)(((uintptr_t)name >> 4) * 0x9e3779b97f4a7c15ull >>
+			    52) & (CACHE_SLOTS - 1);
+	struct kslot *s = &cache[i];
+
+	pthread_mutex_lock(&cache_lock);
+	if (s->name != name) {
+		s->name = name;
+		s->key = kname_hash(name);
+		s->match = match_bits(name);
+		/* the tracer prints the key by this name */
+		if (s->match)
+			agent_send(AGENT_MSG_KNAME, 0, name, strlen(name));
+	}
+	*key = s->key;
+	*match = s->match;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max)
+{
+	*buf = aligned_alloc(8, BUF_BYTES);
+	*size = *buf ? BUF_BYTES : 0;
+	*max = 0;
+}
+
+static void one(const CUpti_ActivityKernel10 *k)
+{
+	struct agent_complete_rec r = { 0 };
+
+	if (!k->name || !on)
+		return;
+	kernel_of(k->name, &r.kernel, &r.match);
+	if (!r.match)
+		return;
+	r.duration = k->end > k->start ? k->end - k->start : 0;
+	/* queued: not recorded for graph kernels (0) */
+	r.queued = k->queued && k->start > k->queued ? k->start - k->queued : 0;
+	r.stream = k->streamId;
+	r.grid[0] = (uint32_t)k->gridX;
+	r.grid[1] = (uint32_t)k->gridY;
+	r.grid[2] = (uint32_t)k->gridZ;
+	r.block[0] = (uint32_t)k->blockX;
+	r.block[1] = (uint32_t)k->blockY;
+	r.block[2] = (uint32_t)k->blockZ;
+	r.gpu = k->deviceId;
+	r.name = k->name;
+	gputrace_complete(&r);
+}
+
+static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf,
+			      size_t size, size_t valid)
+{
+	CUpti_Activity *a = NULL;
+	size_t n = 0;
+
+	while (valid && cupti.next(buf, valid, &a) == CUPTI_SUCCESS)
+		if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			one((const CUpti_ActivityKernel10 *)a);
+	if (cupti.dropped && cupti.dropped(ctx, stream, &n) == CUPTI_SUCCESS &&
+	    n)
+		__atomic_add_fetch(&dropped, n, __ATOMIC_RELAXED);
+	free(buf);
+}
+
+static void start(void)
+{
+	uint32_t ver = 0;
+	void *h;
+
+	if (!agent.cfg.ncompletes)
+		return;
+	agent_in_hook++;	/* CUPTI's own driver calls are not the app's */
+	h = open_cupti();
+	agent_in_hook--;
+	if (!h) {
+		agent_report("cuda:complete: no CUPTI library (libcupti.so) "
+			     "in this process's CUDA install: no kernel is timed");
+		return;
+	}
+#define SYM(f, n) (*(void **)&cupti.f = dlsym(h, n))
+	if (!SYM(get_version, "cuptiGetVersion") ||
+	    !SYM(enable, "cuptiActivityEnable") ||
+	    !SYM(disable, "cuptiActivityDisable") ||
+	    !SYM(callbacks, "cuptiActivityRegisterCallbacks") ||
+	    !SYM(next, "cuptiActivityGetNextRecord") ||
+	    !SYM(flush, "cuptiActivityFlushAll")) {
+		agent_report("cuda:complete: the CUPTI library lacks the "
+			     "activity API: no kernel is timed");
+		return;
+	}
+	SYM(latency, "cuptiActivityEnableLatencyTimestamps");
+	SYM(dropped, "cuptiActivityGetNumDroppedRecords");
+#undef SYM
+	/* records come in the layout of the CUPTI we were built with */
+	if (cupti.get_version(&ver) != CUPTI_SUCCESS ||
+	    ver < CUPTI_API_VERSION) {
+		agent_report("cuda:complete: CUPTI API version %u, %u or later "
+			     "needed: no kernel is timed", ver,
+			     (unsigned)CUPTI_API_VERSION);
+		return;
+	}
+	agent_in_hook++;
+	ver = cupti.callbacks(buf_request, buf_done) != CUPTI_SUCCESS ||
+	      cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
+	      CUPTI_SUCCESS;
+	agent_in_hook--;
+	if (ver) {
+		agent_report("cuda:complete: CUPTI refused kernel activity "
+			     "records (is another profiler attached?)");
+		return;
+	}
+	if (cupti.latency)	/* `queued` */
+		cupti.latency(1);
+	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+	agent_debug("cuda:complete: CUPTI, kernel records on");
+}
+
+void agent_complete_start(void)
+{
+	pthread_once(&once, start);
+}
+
+void agent_complete_flush(bool final)
+{
+	if (!__atomic_load_n(&on, __ATOMIC_ACQUIRE))
+		return;
+	cupti.flush(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	if (final) {
+		uint64_t d = __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+
+		if (d)
+			agent_report("cuda:complete: %llu kernel records lost "
+				     "(CUPTI buffers full)",
+				     (unsigned long long)d);
+	}
+}
+
+void agent_complete_stop(void)
+{
+	if (!__atomic_load_n(&on, __ATOMIC_ACQUIRE))
+		return;
+	cupti.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	__atomic_store_n(&on, 0, __ATOMIC_RELEASE);
+}
+#endif /* GT_AGENT_SO */

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A fake libcupti.so.13 for testing cuda:complete without a GPU
+ * (tests/accept/cuda_complete.sh): the activity API calls the agent
+ * makes, and fakecupti_kernel(), which the fake libcuda
+ * (agent_fakecuda.c) calls for every kernel it "runs".  Each run becomes
+ * a CUpti_ActivityKernel10 record that lasted FAKECUPTI_NS (1000 ns)
+ * after FAKECUPTI_QUEUED_NS (250 ns) in the queue; records are handed
+ * to the agent's buffer callback at a flush.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cupti_activity.h>
+#include <cupti_version.h>
+
+#define FAKECUPTI_NS		1000
+#define FAKECUPTI_QUEUED_NS	250
+#define MAXREC			4096
+
+static CUpti_BuffersCallbackRequestFunc req;
+static CUpti_BuffersCallbackCompleteFunc done;
+static int enabled;
+static CUpti_ActivityKernel10 pend[MAXREC];
+static int npend;
+static uint64_t now = 1000000;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+CUptiResult cuptiGetVersion(uint32_t *v)
+{
+	*v = CUPTI_API_VERSION;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
+					   CUpti_BuffersCallbackCompleteFunc d)
+{
+	req = r;
+	done = d;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		enabled = 1;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		enabled = 0;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t on)
+{
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s,
+					      size_t *n)
+{
+	*n = 0;
+	return CUPTI_SUCCESS;
+}
+
+/* The fake driver ran kernel NAME (a name that lives on). */
+void fakecupti_kernel(const char *name, const unsigned g[3],
+		      const unsigned b[3])
+{
+	CUpti_ActivityKernel10 *k;
+
+	pthread_mutex_lock(&lock);
+	if (enabled && npend < MAXREC) {
+		k = &pend[npend++];
+		memset(k, 0, sizeof(*k));
+		k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k->queued = now;
+		k->start = now + FAKECUPTI_QUEUED_NS;
+		k->end = k->start + FAKECUPTI_NS;
+		now = k->end;
+		k->gridX = (int)g[0];
+		k->gridY = (int)g[1];
+		k->gridZ = (int)g[2];
+		k->blockX = (int)b[0];
+		k->blockY = (int)b[1];
+		k->blockZ = (int)b[2];
+		k->streamId = 7;
+		k->name = name;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	uint8_t *buf = NULL;
+	size_t size = 0, max = 0, n;
+
+	pthread_mutex_lock(&lock);
+	n = (size_t)npend * sizeof(pend[0]);
+	if (n && req)
+		req(&buf, &size, &max);
+	if (buf && size >= n) {
+		memcpy(buf, pend, n);
+		npend = 0;
+	} else {
+		n = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	if (buf && done)
+		done(NULL, 0, buf, size, n);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
+				       CUpti_Activity **rec)
+{
+	uint8_t *p = *rec ? (uint8_t *)*rec + sizeof(CUpti_ActivityKernel10) :
+		     buf;
+
+	if (p + sizeof(CUpti_ActivityKernel10) > buf + valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*rec = (CUpti_Activity *)p;
+	return CUPTI_SUCCESS;
+}

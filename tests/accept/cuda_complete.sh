@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Acceptance: cuda:complete without a GPU.  The fake libcuda
+# (agent_fakecuda.c) tells a fake libcupti (agent_fakecupti.c) of every
+# kernel it runs; each run lasts 1000 ns after 250 ns in the queue.
+# gputrace -c preloads the agent, which turns CUPTI's records into calls
+# of gputrace_complete(), where the uprobe reads them: counts, names,
+# durations, geometry and GLOBs are checked against the runs
+# agent_hookprog makes (vadd 5 times plus 3 graph runs, uses_global
+# once; 4 blocks of 64 threads each).  Needs root and the uprobe PMU.
+. tests/progs/agent_lib.sh
+
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+[ -r /sys/bus/event_source/devices/uprobe/type ] ||
+	{ echo "no uprobe PMU in this kernel"; exit 77; }
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+$CC $W -shared -fPIC -I"$CUDA_INC" -Wl,-soname,libcupti.so.13 \
+	tests/accept/agent_fakecupti.c -o "$T/libcupti.so.13" -lpthread ||
+	fail "building the fake libcupti"
+
+run() {	# PROGRAM: gputrace -c on the hook program, out and err in $T
+	LD_LIBRARY_PATH=$T HOOKPROG_GRAPH=1 GPUTRACE_AGENT_LIB=$AGENT \
+		timeout -k 2 30 "$GT" -q -c "$T/prog $T/vadd.fatbin $VADD $GLOBAL" \
+		-e "$1" >"$T/out" 2>"$T/err" </dev/null ||
+		{ cat "$T/out" "$T/err"; fail "gputrace -c failed"; }
+	grep -v '^cuGraphLaunch\|^cuLaunch\|^RTLD_NEXT\|^read back' "$T/out" >"$T/maps"
+}
+want() {	# TEXT: the maps printed, exactly
+	printf '%s\n' "$1" >"$T/want"
+	diff -u "$T/want" "$T/maps" || { cat "$T/err"; fail "${2:-output}"; }
+}
+
+run 'cuda:complete { @n[kernel] = count(); @d[kernel] = sum(duration);
+  @q = sum(queued); @t = sum(gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z);
+  @s[stream] = count(); }
+cuda:complete:vadd { @v = count(); }
+cuda:complete:_Z11uses* { @m = count(); }
+cuda:complete:nomatch* { @x[kernel] = count(); }'
+# @x never fired: an empty keyed map prints an empty line, as in bpftrace
+want "
+
+@d[uses_global]: 1000
+@d[vadd]: 8000
+@m: 1
+@n[uses_global]: 1
+@n[vadd]: 8
+@q: 2250
+@s[7]: 9
+@t: 2304
+@v: 8
+" "counts, names, durations, geometry, GLOBs"
+
+# the probe fires on the thread that hands the records over, once each
+run 'cuda:complete /duration != 1000 || queued != 250/ { @bad[kernel] = count(); }
+cuda:complete { @runs = count(); }'
+want "
+
+
+@runs: 9" "every record's duration and queue time"
+exit 0
