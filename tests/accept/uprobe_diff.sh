@@ -50,4 +50,10 @@ case_ wildcard func_a,func_b,func_c "uprobe:$BIN:func_* {
 case_ cxx _ZN6gtdemo5twiceEi,_ZN6gtdemo7Counter4bumpEi "
 uprobe:$LIB:_ZN6gtdemo5twiceEi { printf(\"%s %d\n\", func, arg0); }
 uprobe:$LIB:_ZN6gtdemo7Counter4bumpEi { @[func] = sum(arg1); }"
+# aliases, a quoted name and a probe by address (named in decimal)
+case_ alias func_a,func_b,add10 "u:$BIN:func_b { @[probe] = count(); }
+ur:$BIN:add10 { @r[probe] = sum(retval); }
+uprobe:$BIN:\"func_a\" { printf(\"%s %s\n\", probe, func); }"
+ADDR=$(nm "$BIN" | sed -n 's/^0*\([0-9a-f]*\) T func_c$/\1/p')
+case_ address func_c "uprobe:$BIN:0x$ADDR { printf(\"%s %s %d\n\", probe, func, arg0); }"
 exit $failed
