@@ -340,8 +340,10 @@ int main(int argc, char **argv)
 	sopts.agent = ac;
 	ret = session_run(u, &obj, &o, &sopts);
 out:
-	if (child.release_fd >= 0)
-		child_kill(&child);	/* never released: compile or attach failed */
+	/* never released (compile or attach failed), or still running when
+	 * we end: bpftrace kills its -c child too */
+	if (child.release_fd >= 0 || child.pid > 0)
+		child_kill(&child);
 	agentctl_free(ac);
 	if (have_ds)
 		device_set_free(&ds);

@@ -57,6 +57,7 @@ struct out_map {
 	const char *name;	/* "@x", or "@" for the anonymous map */
 	enum out_agg agg;
 	int64_t lmin, lmax, lstep;	/* OA_LHIST */
+	bool keyless;		/* @x, not @x[k] (known even when empty) */
 	struct out_entry *entries;
 	size_t n;
 };

@@ -56,4 +56,8 @@ ur:$BIN:add10 { @r[probe] = sum(retval); }
 uprobe:$BIN:\"func_a\" { printf(\"%s %s\n\", probe, func); }"
 ADDR=$(nm "$BIN" | sed -n 's/^0*\([0-9a-f]*\) T func_c$/\1/p')
 case_ address func_c "uprobe:$BIN:0x$ADDR { printf(\"%s %s %d\n\", probe, func, arg0); }"
+# several probes on one function run in the order they are written
+case_ order func_a "uprobe:$BIN:func_a { printf(\"first %d\n\", arg0); }
+uprobe:$BIN:func_a { printf(\"second\n\"); }
+u:$BIN:func_a { printf(\"third\n\"); }"
 exit $failed
