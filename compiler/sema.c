@@ -284,6 +284,12 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 		struct probe *p = c->ci->probes[i];
 
 		if (!p->prov->has_builtin || !p->prov->has_builtin(p, n->str)) {
+			if (p->prov->device && !p->retprobe &&
+			    !strcmp(n->str, "duration")) {
+				err(c, n->loc, "builtin 'duration' exists in :exit clauses only, like %s:exit",
+				    p->name);
+				return NULL;
+			}
 			err(c, n->loc, "builtin '%s' is not available in %s probes",
 			    n->str, p->prov->name);
 			return NULL;

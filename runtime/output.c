@@ -176,9 +176,11 @@ void out_map(struct out *o, const struct out_map *m)
 
 void out_exit_begin(struct out *o)
 {
-	/* bpftrace prints these in JSON mode too */
-	fputs("\n\n", o->f);
+	/* bpftrace prints these in JSON mode too, and always to stdout,
+	 * even with -o FILE */
 	fflush(o->f);
+	fputs("\n\n", stdout);
+	fflush(stdout);
 }
 
 static void message(struct out *o, const char *type, const char *text,
