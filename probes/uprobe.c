@@ -242,7 +242,8 @@ static int up_expand(const struct probe *p, char ***out, char *err,
 		if (!syms_match(f, fn) ||
 		    (i && !strcmp(f->name, s->funcs[i - 1].name)))
 			continue;
-		if (asprintf(&names[n], "%s:%s:%s", prov, path, f->name) < 0)
+		if (asprintf(&names[n], "%s:%s:%s", prov,
+			     syms_shown_path(p->args[0], path), f->name) < 0)
 			goto nomem;
 		n++;
 	}

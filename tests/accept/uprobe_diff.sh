@@ -60,4 +60,17 @@ case_ address func_c "uprobe:$BIN:0x$ADDR { printf(\"%s %s %d\n\", probe, func, 
 case_ order func_a "uprobe:$BIN:func_a { printf(\"first %d\n\", arg0); }
 uprobe:$BIN:func_a { printf(\"second\n\"); }
 u:$BIN:func_a { printf(\"third\n\"); }"
+# a relative path stays as written, in probe names and in -l
+GT=$(cd "$(dirname "$GT")" && pwd)/$(basename "$GT")
+cd "$PROGS" || exit 1
+case_ relpath func_a,func_b,func_c "uprobe:./uprobe_target:func_* { @[probe] = count(); }"
+"$BPFTRACE" -l 'uprobe:./uprobe_target:func_*' >"$T/bpftrace" 2>/dev/null
+"$GT" -l 'uprobe:./uprobe_target:func_*' >"$T/out" 2>"$T/err"
+if ! cmp -s "$T/bpftrace" "$T/out"; then
+	echo "FAIL list-relpath"
+	diff -u --label bpftrace --label gputrace "$T/bpftrace" "$T/out"
+	failed=1
+else
+	echo "ok list-relpath"
+fi
 exit $failed
