@@ -536,6 +536,30 @@ static struct type *check_call(struct ctx *c, struct node *n)
 	return type_void();
 }
 
+/* A non-negative literal: a number, or a positional argument (0 unset) */
+static bool literal(struct ctx *c, const struct node *n)
+{
+	if (n->kind == N_POSARG)
+		return n->ival < 1 || (int)n->ival > c->u->argc ||
+		       c->u->argv[n->ival - 1][0] != '-';
+	return n->kind == N_INT;
+}
+
+/*
+ * bpftrace 0.17 divides as unsigned and warns where an operand may be
+ * negative: signed and not a non-negative literal.
+ */
+static void warn_signed_divmod(struct ctx *c, struct node *n,
+			       const struct type *a, const struct type *b)
+{
+	if (!c->report || (n->op != B_DIV && n->op != B_MOD))
+		return;
+	if ((a->is_signed && !literal(c, n->a)) ||
+	    (b->is_signed && !literal(c, n->b)))
+		diag_warn(n->loc, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)",
+			  binop_str(n->op));
+}
+
 static struct type *check_binop(struct ctx *c, struct node *n)
 {
 	struct type *a = check_expr(c, n->a), *b = check_expr(c, n->b);
@@ -559,6 +583,7 @@ static struct type *check_binop(struct ctx *c, struct node *n)
 		err(c, n->loc, "division by zero");
 		return NULL;
 	}
+	warn_signed_divmod(c, n, a, b);
 	if (n->op >= B_EQ)
 		return type_int(false);
 	return type_int(a->is_signed && b->is_signed);
@@ -774,6 +799,8 @@ static void check_assign(struct ctx *c, struct node *n)
 		}
 		lv->sym = v;
 		lv->type = v->type;
+		if (n->op == B_DIV || n->op == B_MOD)
+			warn_signed_divmod(c, n, v->type, t);
 		return;
 	}
 	struct map_sym *m = map_get(c, lv);
@@ -791,6 +818,8 @@ static void check_assign(struct ctx *c, struct node *n)
 	}
 	map_set_val(c, m, t, lv->loc);
 	lv->type = m->val;
+	if (n->op == B_DIV || n->op == B_MOD)
+		warn_signed_divmod(c, n, m->val, t);
 }
 
 static void check_stmt(struct ctx *c, struct node *n)
