@@ -282,6 +282,7 @@ int main(int argc, char **argv)
 	o.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (outfile) {
 		o.f = fopen(outfile, "w");
+		o.blank = stdout;	/* bpftrace writes the blank pair there */
 		if (!o.f) {
 			fprintf(stderr, "gputrace: %s: %s\n", outfile, strerror(errno));
 			goto out;

@@ -176,11 +176,12 @@ void out_map(struct out *o, const struct out_map *m)
 
 void out_exit_begin(struct out *o)
 {
-	/* bpftrace prints these in JSON mode too, and always to stdout,
-	 * even with -o FILE */
+	FILE *f = o->blank ? o->blank : o->f;
+
+	/* bpftrace prints these in JSON mode too */
 	fflush(o->f);
-	fputs("\n\n", stdout);
-	fflush(stdout);
+	fputs("\n\n", f);
+	fflush(f);
 }
 
 static void message(struct out *o, const char *type, const char *text,

@@ -64,6 +64,8 @@ struct out_map {
 
 struct out {
 	FILE *f;
+	FILE *blank;		/* where the blank pair before the exit maps
+				 * goes; NULL: f (-o FILE: stdout, as bpftrace) */
 	enum out_format fmt;
 	bool utf8;		/* smload grid: Unicode blocks or ASCII */
 };
