@@ -931,16 +931,75 @@ static void gen_assign(struct cg *g, struct node *n)
 	g->sp = save;
 }
 
+static bool is_exit(const struct node *n)
+{
+	return n->kind == N_CALL && !strcmp(n->str, "exit");
+}
+
+/*
+ * Whether statement S never falls through (return, exit(), an if whose
+ * branches both end): what follows it is left out, as the kernel
+ * rejects unreachable code, and exit() ends the clause as in bpftrace.
+ */
+static bool stmt_ends(const struct node *s)
+{
+	const struct node *t;
+
+	switch (s->kind) {
+	case N_RETURN:
+		return true;
+	case N_EXPR_STMT:
+		return is_exit(s->a);
+	case N_IF:
+		if (!s->c)
+			return false;
+		for (t = s->b->args; t && !stmt_ends(t); t = t->next)
+			;
+		if (!t)
+			return false;
+		if (s->c->kind == N_IF)
+			return stmt_ends(s->c);
+		for (t = s->c->args; t && !stmt_ends(t); t = t->next)
+			;
+		return t != NULL;
+	case N_UNROLL:
+		for (t = s->b->args; t && !stmt_ends(t); t = t->next)
+			;
+		return t != NULL;
+	default:
+		return false;
+	}
+}
+
+/* An expression statement: a call, a ternary of calls, or an integer. */
+static void gen_void(struct cg *g, struct node *n)
+{
+	int j, j2;
+
+	if (n->kind == N_CALL) {
+		gen_call(g, n);
+		if (is_exit(n))
+			jmp_to_end(g, I_JA(0));
+	} else if (n->kind == N_TERNARY && n->type && n->type->kind == T_VOID) {
+		gen_int(g, n->a);
+		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+		gen_void(g, n->b);
+		j2 = jmp_fwd(g, I_JA(0));
+		patch(g, j);
+		gen_void(g, n->c);
+		patch(g, j2);
+	} else {
+		gen_int(g, n);
+	}
+}
+
 static void gen_stmt(struct cg *g, struct node *s)
 {
 	int j, j2;
 
 	switch (s->kind) {
 	case N_EXPR_STMT:
-		if (s->a->kind == N_CALL)
-			gen_call(g, s->a);
-		else
-			gen_int(g, s->a);
+		gen_void(g, s->a);
 		break;
 	case N_ASSIGN:
 		gen_assign(g, s);
@@ -962,8 +1021,11 @@ static void gen_stmt(struct cg *g, struct node *s)
 		}
 		break;
 	case N_UNROLL:
-		for (uint64_t i = 0; i < s->ival; i++)
+		for (uint64_t i = 0; i < s->ival; i++) {
 			gen_stmts(g, s->b->args);
+			if (stmt_ends(s))
+				break;
+		}
 		break;
 	case N_RETURN:
 		jmp_to_end(g, I_JA(0));
@@ -975,8 +1037,11 @@ static void gen_stmt(struct cg *g, struct node *s)
 
 static void gen_stmts(struct cg *g, struct node *s)
 {
-	for (; s; s = s->next)
+	for (; s; s = s->next) {
 		gen_stmt(g, s);
+		if (stmt_ends(s))
+			break;
+	}
 }
 
 static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,

@@ -284,6 +284,12 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 		struct probe *p = c->ci->probes[i];
 
 		if (!p->prov->has_builtin || !p->prov->has_builtin(p, n->str)) {
+			if (p->prov->device && !p->retprobe &&
+			    !strcmp(n->str, "duration")) {
+				err(c, n->loc, "builtin 'duration' exists in :exit clauses only, like %s:exit",
+				    p->name);
+				return NULL;
+			}
 			err(c, n->loc, "builtin '%s' is not available in %s probes",
 			    n->str, p->prov->name);
 			return NULL;
@@ -302,6 +308,22 @@ static struct type *posarg_type(struct ctx *c, struct node *n)
 		return type_int(true);
 	strtoll(s, &end, 0);
 	return *end ? type_string() : type_int(true);
+}
+
+/* unroll($N): the count from the arguments; false after an error. */
+static bool posarg_count(struct ctx *c, struct node *n)
+{
+	const char *s = n->a->ival >= 1 && (int)n->a->ival <= c->u->argc ?
+			c->u->argv[n->a->ival - 1] : "0";
+	char *end;
+
+	errno = 0;
+	n->ival = strtoull(s, &end, 0);
+	if (errno || *end || !*s || *s == '-') {
+		err(c, n->a->loc, "unroll count must be an integer, not '%s'", s);
+		return false;
+	}
+	return true;
 }
 
 static enum fmt_argty fmt_ty(const struct type *t)
@@ -514,10 +536,38 @@ static struct type *check_call(struct ctx *c, struct node *n)
 	return type_void();
 }
 
+/* A non-negative literal: a number, or a positional argument (0 unset) */
+static bool literal(struct ctx *c, const struct node *n)
+{
+	if (n->kind == N_POSARG)
+		return n->ival < 1 || (int)n->ival > c->u->argc ||
+		       c->u->argv[n->ival - 1][0] != '-';
+	return n->kind == N_INT;
+}
+
+/*
+ * bpftrace 0.17 divides as unsigned and warns where an operand may be
+ * negative: signed and not a non-negative literal.
+ */
+static void warn_signed_divmod(struct ctx *c, struct node *n,
+			       const struct type *a, const struct type *b)
+{
+	if (!c->report || (n->op != B_DIV && n->op != B_MOD))
+		return;
+	if ((a->is_signed && !literal(c, n->a)) ||
+	    (b->is_signed && !literal(c, n->b)))
+		diag_warn(n->loc, "signed operands for '%s' can lead to undefined behavior (cast to unsigned to silence warning)",
+			  binop_str(n->op));
+}
+
 static struct type *check_binop(struct ctx *c, struct node *n)
 {
 	struct type *a = check_expr(c, n->a), *b = check_expr(c, n->b);
 
+	/* learning: an operator gives an integer even where a map is not
+	 * known yet (@n = @n + 1 reads 0 before the first assignment) */
+	if ((!a || !b) && !c->report)
+		return type_int(true);
 	if (!a || !b)
 		return NULL;
 	if (a->kind == T_STR && b->kind == T_STR &&
@@ -541,6 +591,7 @@ static struct type *check_binop(struct ctx *c, struct node *n)
 		err(c, n->loc, "division by zero");
 		return NULL;
 	}
+	warn_signed_divmod(c, n, a, b);
 	if (n->op >= B_EQ)
 		return type_int(false);
 	return type_int(a->is_signed && b->is_signed);
@@ -653,6 +704,8 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 			    type_str(cond));
 			return NULL;
 		}
+		if (a->kind == T_VOID && b->kind == T_VOID)
+			return a;	/* calls with no value: a statement */
 		if (!is_value(a) || !type_same(a, b)) {
 			err(c, n->loc, "ternary branches have different types: %s and %s",
 			    type_str(a), type_str(b));
@@ -667,8 +720,8 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 		if (!ok)
 			return NULL;
 		for (int i = 0; i < t->nelems; i++)
-			if (t->elems[i]->kind != T_INT && t->elems[i]->kind != T_STR) {
-				err(c, nth(n->args, i)->loc, "a tuple holds integers and strings, not %s",
+			if (!is_value(t->elems[i])) {
+				err(c, nth(n->args, i)->loc, "a tuple holds integers, strings and tuples, not %s",
 				    type_str(t->elems[i]));
 				return NULL;
 			}
@@ -754,6 +807,8 @@ static void check_assign(struct ctx *c, struct node *n)
 		}
 		lv->sym = v;
 		lv->type = v->type;
+		if (n->op == B_DIV || n->op == B_MOD)
+			warn_signed_divmod(c, n, v->type, t);
 		return;
 	}
 	struct map_sym *m = map_get(c, lv);
@@ -771,6 +826,8 @@ static void check_assign(struct ctx *c, struct node *n)
 	}
 	map_set_val(c, m, t, lv->loc);
 	lv->type = m->val;
+	if (n->op == B_DIV || n->op == B_MOD)
+		warn_signed_divmod(c, n, m->val, t);
 }
 
 static void check_stmt(struct ctx *c, struct node *n)
@@ -779,6 +836,12 @@ static void check_stmt(struct ctx *c, struct node *n)
 	case N_EXPR_STMT:
 		if (n->a->kind == N_CALL || n->a->kind == N_INCDEC)
 			check_expr(c, n->a);
+		else if (n->a->kind == N_TERNARY) {
+			struct type *t = check_expr(c, n->a);
+
+			if (t && t->kind != T_VOID)
+				err(c, n->a->loc, "expression result is not used");
+		}
 		else if (check_expr(c, n->a))
 			err(c, n->a->loc, "expression result is not used");
 		break;
@@ -801,6 +864,8 @@ static void check_stmt(struct ctx *c, struct node *n)
 		break;
 	}
 	case N_UNROLL:
+		if (n->a->kind == N_POSARG && !posarg_count(c, n))
+			break;
 		if (n->ival < 1 || n->ival > 100) {
 			err(c, n->a->loc, "unroll count must be between 1 and 100");
 			break;
@@ -844,6 +909,15 @@ static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
 	if (!p->prov) {
 		diag_error(loc, "unknown probe provider '%s'", prov);
 		return -EINVAL;
+	}
+	if (strcmp(prov, p->prov->name)) {
+		/* an alias (i:, u:, begin): the probe is named in full, as in
+		 * bpftrace's `probe` and -l */
+		size_t n = strlen(p->prov->name) + strlen(text) + 2;
+		char *full = ast_alloc(n);
+
+		snprintf(full, n, "%s%s", p->prov->name, text + strlen(prov));
+		p->name = full;
 	}
 	/* the rest, split at ':' (the provider may rejoin) */
 	for (char *s = colon ? colon + 1 : NULL; s && p->nargs < 4;) {
@@ -900,12 +974,48 @@ static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
 	return 0;
 }
 
+/* $N in a probe name stands for the Nth argument (empty when unset). */
+static char *subst_posargs(struct unit *u, char *text)
+{
+	size_t n = 1, len = 0;
+	char *out;
+
+	if (!strchr(text, '$'))
+		return text;
+	for (const char *s = text; *s; s++) {
+		n++;
+		if (s[0] == '$' && s[1] >= '0' && s[1] <= '9') {
+			unsigned long i = strtoul(s + 1, NULL, 10);
+
+			if (i >= 1 && i <= (unsigned long)u->argc)
+				n += strlen(u->argv[i - 1]);
+		}
+	}
+	out = ast_alloc(n);
+	for (const char *s = text; *s;) {
+		if (s[0] == '$' && s[1] >= '0' && s[1] <= '9') {
+			char *end;
+			unsigned long i = strtoul(s + 1, &end, 10);
+
+			if (i >= 1 && i <= (unsigned long)u->argc) {
+				strcpy(out + len, u->argv[i - 1]);
+				len += strlen(u->argv[i - 1]);
+			}
+			s = end;
+		} else {
+			out[len++] = *s++;
+		}
+	}
+	out[len] = 0;
+	return out;
+}
+
 static int make_probes(struct unit *u, struct clause *cl, struct clause_info *ci)
 {
 	int bad = 0;
 
 	for (struct attach *a = cl->aps; a; a = a->next)
-		if (make_probe(u, ci, a->text, a->loc, 0))
+		if (make_probe(u, ci, subst_posargs(u, a->text), a->loc, 0))
 			bad++;
 	return bad ? -EINVAL : 0;
 }
@@ -928,7 +1038,11 @@ int sema_check(struct program *prog, const struct sema_opts *opts,
 		make_probes(u, cl, &u->clauses[cl->index]);
 	if (diag_errors() != err0)
 		goto fail;
-	for (int pass = 0; pass < 2; pass++) {
+	/* learn map types until nothing new is learned (a map may be read
+	 * before the clause that fixes its type), then check and report */
+	for (int pass = 0, known = -1; pass < 2;) {
+		int now = 0;
+
 		c.report = pass == 1;
 		for (struct clause *cl = prog->clauses; cl; cl = cl->next) {
 			c.clause = cl;
@@ -943,6 +1057,11 @@ int sema_check(struct program *prog, const struct sema_opts *opts,
 			}
 			check_block(&c, cl->body);
 		}
+		for (struct map_sym *m = u->maps; m; m = m->next)
+			now += m->val != NULL;
+		if (c.report || now == known)
+			pass++;
+		known = now;
 	}
 	if (diag_errors() != err0)
 		goto fail;

@@ -179,6 +179,13 @@ block_stmt:
 		$$->a = mk(N_INT, @3);
 		$$->a->ival = $3;
 	}
+	| UNROLL '(' POSPARAM ')' block {
+		/* the count is read from the arguments by the checks */
+		$$ = mk(N_UNROLL, @1);
+		$$->b = $5;
+		$$->a = mk(N_POSARG, @3);
+		$$->a->ival = $3;
+	}
 	;
 
 else_part:

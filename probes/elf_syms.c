@@ -493,8 +493,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int syms_list(const char *prov, const char *path, const char *pattern,
-	      FILE *out)
+int syms_list(const char *prov, const char *path, const char *shown,
+	      const char *pattern, FILE *out)
 {
 	const struct syms *s;
 	const char **names;
@@ -518,7 +518,7 @@ int syms_list(const char *prov, const char *path, const char *pattern,
 	for (i = 0; i < n; i++) {
 		if (i && !strcmp(names[i], names[i - 1]))
 			continue;
-		fprintf(out, "%s:%s:%s\n", prov, path, names[i]);
+		fprintf(out, "%s:%s:%s\n", prov, shown, names[i]);
 		printed++;
 	}
 	free(names);
@@ -545,5 +545,5 @@ int syms_list_text(const char *text, int pid, FILE *out)
 		fprintf(stderr, "gputrace: %s\n", err);
 		return ret;
 	}
-	return syms_list(prov, path, glob, out);
+	return syms_list(prov, path, syms_shown_path(bin, path), glob, out);
 }

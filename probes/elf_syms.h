@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 struct syms_func {
 	char *name;		/* as in the symbol table (mangled) */
@@ -76,12 +77,22 @@ int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
 		 char *err, size_t errlen);
 
 /*
- * -l: print "PROV:PATH:NAME" for each function of PATH whose name
+ * -l: print "PROV:SHOWN:NAME" for each function of PATH whose name
  * matches glob PATTERN (NULL: all), demangled, sorted and unique.
  * Returns the number printed or negative errno (message on stderr).
  */
-int syms_list(const char *prov, const char *path, const char *pattern,
-	      FILE *out);
+int syms_list(const char *prov, const char *path, const char *shown,
+	      const char *pattern, FILE *out);
+
+/*
+ * How probes name binary BIN resolved to PATH: a path keeps the form the
+ * user wrote (./prog), as in bpftrace; a library or program name is
+ * shown resolved.
+ */
+static inline const char *syms_shown_path(const char *bin, const char *path)
+{
+	return strchr(bin, '/') ? bin : path;
+}
 
 /*
  * -l TEXT: TEXT is "uprobe:BIN[:GLOB]", "uretprobe:BIN[:GLOB]" or a bare

@@ -30,9 +30,24 @@ const struct provider *const providers[] = {
 const char *provider_target_cmd;
 const char *provider_agent_lib;
 
+/* bpftrace's one- and two-letter provider names */
+static const struct {
+	const char *alias;
+	const struct provider *prov;
+} short_names[] = {
+	{ "i", &provider_interval },
+	{ "u", &provider_uprobe },
+	{ "ur", &provider_uretprobe },
+};
+
 const struct provider *provider_find(const char *name)
 {
 	const struct provider *const *p;
+	size_t i;
+
+	for (i = 0; i < sizeof(short_names) / sizeof(short_names[0]); i++)
+		if (!strcmp(short_names[i].alias, name))
+			return short_names[i].prov;
 
 	for (p = providers; *p; p++)
 		if (!strcmp((*p)->name, name) ||

@@ -84,6 +84,57 @@ static int fail(char *err, size_t errlen, int *arg, int which,
 	return -EINVAL;
 }
 
+/*
+ * "name"+OFF: the quotes let a name hold any character; the probe is
+ * named without them, as bpftrace names it.
+ */
+static int unquote(struct probe *p, char *name)
+{
+	size_t n = strlen(name), at = func_text(p) - p->name;
+	char *full;
+
+	if (n < 2 || name[0] != '"' || name[n - 1] != '"')
+		return 0;
+	memmove(name, name + 1, n - 2);
+	name[n - 2] = 0;
+	full = ast_alloc(strlen(p->name) + 1);
+	memcpy(full, p->name, at);
+	strcpy(full + at, name);
+	strcat(full, p->name + at + n);
+	p->name = full;
+	return 0;
+}
+
+/*
+ * uprobe:BIN:ADDR (decimal or 0x hex): the function holding that
+ * address gives func; the probe is named with the address in decimal,
+ * as bpftrace names it.
+ */
+static int by_address(struct probe *p, const struct syms *s, uint64_t addr,
+		      char *err, size_t errlen, int *arg)
+{
+	const struct syms_func *f = NULL;
+	size_t i, at = func_text(p) - p->name;
+	char *full;
+
+	for (i = 0; i < s->n && !f; i++)
+		if (s->funcs[i].addr <= addr &&
+		    addr < s->funcs[i].addr + (s->funcs[i].size ? s->funcs[i].size : 1))
+			f = &s->funcs[i];
+	if (!f)
+		return fail(err, errlen, arg, 1,
+			    "could not resolve address 0x%llx in %s",
+			    (unsigned long long)addr, s->path);
+	full = ast_alloc(at + 24);
+	memcpy(full, p->name, at);
+	snprintf(full + at, 24, "%llu", (unsigned long long)addr);
+	p->name = full;
+	p->path = ast_strndup(s->path, strlen(s->path));
+	p->func = ast_strndup(syms_display(f), strlen(syms_display(f)));
+	p->offset = f->offset + (addr - f->addr);
+	return 0;
+}
+
 static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 {
 	const char *prov = p->prov->name;
@@ -91,7 +142,7 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	const struct syms *s;
 	char path[PATH_MAX], *name = NULL;
 	bool has_off, ambiguous;
-	uint64_t off;
+	uint64_t off, addr;
 	int ret;
 
 	if (p->nargs < 2 || !p->args[0][0])
@@ -103,6 +154,10 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 			    "%s needs a function name", prov);
 	if (split_off(func_text(p), &name, &off, &has_off))
 		return -ENOMEM;
+	if (unquote(p, name)) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	p->retprobe = p->prov == &provider_uretprobe;
 	if (p->retprobe && has_off) {
 		ret = fail(err, errlen, arg, 1,
@@ -116,6 +171,10 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	if (ret) {
 		*arg = 0;
 		ret = -EINVAL;
+		goto out;
+	}
+	if (!has_off && !parse_off(name, &addr)) {
+		ret = by_address(p, s, addr, err, errlen, arg);
 		goto out;
 	}
 	f = syms_lookup(s, name, &ambiguous);
@@ -183,7 +242,8 @@ static int up_expand(const struct probe *p, char ***out, char *err,
 		if (!syms_match(f, fn) ||
 		    (i && !strcmp(f->name, s->funcs[i - 1].name)))
 			continue;
-		if (asprintf(&names[n], "%s:%s:%s", prov, path, f->name) < 0)
+		if (asprintf(&names[n], "%s:%s:%s", prov,
+			     syms_shown_path(p->args[0], path), f->name) < 0)
 			goto nomem;
 		n++;
 	}

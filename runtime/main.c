@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 
 #include "compiler/bpf_disasm.h"
 #include "compiler/codegen.h"
@@ -80,6 +82,23 @@ static char *slurp(FILE *f, size_t *len)
 		*len = n;
 	}
 	return buf;
+}
+
+/* Root, or CAP_BPF and CAP_PERFMON in the effective set. */
+static bool may_trace(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	const int need[] = { CAP_BPF, CAP_PERFMON };
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!(d[need[i] / 32].effective & (1u << (need[i] % 32))))
+			return false;
+	return true;
 }
 
 static int parse_dump(const char *s, unsigned *dump)
@@ -270,6 +289,7 @@ int main(int argc, char **argv)
 	o.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (outfile) {
 		o.f = fopen(outfile, "w");
+		o.blank = stdout;	/* bpftrace writes the blank pair there */
 		if (!o.f) {
 			fprintf(stderr, "gputrace: %s: %s\n", outfile, strerror(errno));
 			goto out;
@@ -285,7 +305,7 @@ int main(int argc, char **argv)
 	if (ast_parse(&src, &prog))
 		goto out;
 	if (dump & D_AST)
-		ast_dump(stdout, prog);
+		ast_dump(stderr, prog);
 	struct sema_opts sem = { .argv = argv + optind, .argc = argc - optind,
 				 .target_pid = sopts.pid };
 
@@ -311,15 +331,15 @@ int main(int argc, char **argv)
 	if (sema_check(prog, &sem, &u))
 		goto out;
 	if (dump & D_TYPES)
-		sema_dump(stdout, u);
+		sema_dump(stderr, u);
 	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid };
 
 	have_obj = true;
 	if (cg_build(u, &copts, &obj))
 		goto out;
 	if (dump & D_EBPF)
-		dump_ebpf(stdout, &obj);
-	if (device_verify(u, &obj, dump & D_VERIFIER ? stdout : NULL))
+		dump_ebpf(stderr, &obj);
+	if (device_verify(u, &obj, dump & D_VERIFIER ? stderr : NULL))
 		goto out;
 	if (has_device_progs(&obj)) {
 		if (device_lower(u, &obj, &ds))
@@ -337,7 +357,7 @@ int main(int argc, char **argv)
 			sp = strchr(bin, ' ');
 			if (sp)
 				*sp = 0;
-			if (dryrun_ptx(&ds, bin[0] ? bin : NULL, stdout))
+			if (dryrun_ptx(&ds, bin[0] ? bin : NULL, stderr))
 				goto out;
 		}
 	}
@@ -351,11 +371,18 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
+	if (!may_trace()) {
+		fputs("gputrace: tracing needs root, or the CAP_BPF and CAP_PERFMON capabilities\n",
+		      stderr);
+		goto out;
+	}
 	sopts.agent = ac;
 	ret = session_run(u, &obj, &o, &sopts);
 out:
-	if (child.release_fd >= 0)
-		child_kill(&child);	/* never released: compile or attach failed */
+	/* never released (compile or attach failed), or still running when
+	 * we end: bpftrace kills its -c child too */
+	if (child.release_fd >= 0 || child.pid > 0)
+		child_kill(&child);
 	agentctl_free(ac);
 	free(dry_lib);
 	if (have_ds)

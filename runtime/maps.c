@@ -177,6 +177,7 @@ int maps_read(const struct gt_object *obj, int idx, struct out_map *om)
 	memset(om, 0, sizeof(*om));
 	om->name = m->name;
 	om->agg = out_agg_of(m->val);
+	om->keyless = !m->key;
 	om->lmin = m->lmin;
 	om->lmax = m->lmax;
 	om->lstep = m->lstep;

@@ -176,9 +176,12 @@ void out_map(struct out *o, const struct out_map *m)
 
 void out_exit_begin(struct out *o)
 {
+	FILE *f = o->blank ? o->blank : o->f;
+
 	/* bpftrace prints these in JSON mode too */
-	fputs("\n\n", o->f);
 	fflush(o->f);
+	fputs("\n\n", f);
+	fflush(f);
 }
 
 static void message(struct out *o, const char *type, const char *text,

@@ -57,12 +57,15 @@ struct out_map {
 	const char *name;	/* "@x", or "@" for the anonymous map */
 	enum out_agg agg;
 	int64_t lmin, lmax, lstep;	/* OA_LHIST */
+	bool keyless;		/* @x, not @x[k] (known even when empty) */
 	struct out_entry *entries;
 	size_t n;
 };
 
 struct out {
 	FILE *f;
+	FILE *blank;		/* where the blank pair before the exit maps
+				 * goes; NULL: f (-o FILE: stdout, as bpftrace) */
 	enum out_format fmt;
 	bool utf8;		/* smload grid: Unicode blocks or ASCII */
 };

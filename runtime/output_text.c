@@ -178,6 +178,12 @@ void out_text_map(struct out *o, const struct out_order *ord, uint32_t div)
 	const struct out_map *m = ord->m;
 	FILE *f = o->f;
 
+	/* bpftrace 0.17 shows a keyless count() with no value (never
+	 * counted, cleared, deleted) as 0 */
+	if (ord->n == 0 && m->agg == OA_COUNT && m->keyless) {
+		fprintf(f, "%s: 0\n", m->name);
+		return;
+	}
 	for (size_t i = ord->first; i < ord->n; i++) {
 		const struct out_entry *e = out_at(ord, i);
 

@@ -28,11 +28,17 @@ struct session {
 	uint64_t lost_seen;
 };
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted, dump_maps;
 
 static void on_signal(int sig)
 {
 	interrupted = 1;
+}
+
+/* SIGUSR1: print every map now and go on, as bpftrace does */
+static void on_usr1(int sig)
+{
+	dump_maps = 1;
 }
 
 static void print_map(struct session *s, int idx, uint32_t top, uint32_t div)
@@ -202,7 +208,7 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp((*x)->name, (*y)->name);
 }
 
-static void print_all_maps(struct session *s)
+static void print_all_maps(struct session *s, bool at_exit)
 {
 	struct map_sym **ms = calloc(s->u->nmaps + 1, sizeof(*ms));
 	int n = 0;
@@ -213,7 +219,8 @@ static void print_all_maps(struct session *s)
 		if (m->host || m->device)
 			ms[n++] = m;
 	qsort(ms, n, sizeof(*ms), cmp_name);
-	out_exit_begin(s->o);
+	if (at_exit)
+		out_exit_begin(s->o);
 	for (int i = 0; i < n; i++)
 		print_map(s, ms[i]->index, 0, 0);
 	free(ms);
@@ -237,6 +244,34 @@ static int fire_all(struct session *s, const struct provider *prov,
 	return 0;
 }
 
+/*
+ * Attach the BEGIN/END probes (FIRED) or all the others.  The others go
+ * in reverse order: the kernel runs the handlers of one function last
+ * attached first, so several probes on one function run in the order
+ * the program declares them, as in bpftrace.
+ */
+static int attach_range(struct session *s, bool fired, bool verbose)
+{
+	char err[4096];
+
+	for (int i = s->obj->nprogs - 1; i >= 0; i--) {
+		int k = fired ? s->obj->nprogs - 1 - i : i;
+		struct probe *p = s->obj->progs[k].probe;
+
+		if (!p->prov->fire != !fired)
+			continue;
+		if (p->prov->device && s->ac)
+			continue;	/* the agent installs it */
+		if (p->prov->attach(p, s->obj->progs[k].fd, err, sizeof(err))) {
+			fprintf(stderr, "gputrace: %s: %s\n", p->name, err);
+			return -1;
+		}
+		if (verbose)
+			fprintf(stderr, "gputrace: attached %s\n", p->name);
+	}
+	return 0;
+}
+
 int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		const struct session_opts *opts)
 {
@@ -244,8 +279,9 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	struct agentctl_cb cb = { .on_printf = on_dev_printf, .arg = &s };
 	struct ring_buffer *rb = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction usr1 = { .sa_handler = on_usr1 };
 	char err[4096];
-	int nattached = 0, ret = 1;
+	int ret = 1;
 
 	if (gt_object_load(obj, err, sizeof(err))) {
 		fprintf(stderr, "gputrace: %s\n", err);
@@ -257,28 +293,20 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			strerror(errno));
 		goto out;
 	}
-	for (int i = 0; i < obj->nprogs; i++) {
-		struct probe *p = obj->progs[i].probe;
-
-		if (p->prov->device && s.ac) {
-			nattached++;	/* the agent installs it */
-			continue;
-		}
-		if (p->prov->attach(p, obj->progs[i].fd, err, sizeof(err))) {
-			fprintf(stderr, "gputrace: %s: %s\n", p->name, err);
-			goto detach;
-		}
-		nattached++;
-		if (opts->verbose)
-			fprintf(stderr, "gputrace: attached %s\n", p->name);
-	}
 	if (!opts->quiet)
-		out_attached(o, nattached);
+		out_attached(o, obj->nprogs);
+	/* BEGIN and END first, and BEGIN runs before any other probe is
+	 * attached (as in bpftrace) */
+	if (attach_range(&s, true, opts->verbose))
+		goto detach;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &usr1, NULL);
 	if (s.ac)
 		agentctl_set_cb(s.ac, &cb);
 	if (fire_all(&s, &provider_begin, rb))
+		goto detach;
+	if (attach_range(&s, false, opts->verbose))
 		goto detach;
 	if (opts->child) {
 		int e = child_release(opts->child);
@@ -309,6 +337,10 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		}
 		agentctl_poll(s.ac, 0);
 		report_lost(&s);
+		if (dump_maps) {
+			dump_maps = 0;
+			print_all_maps(&s, false);
+		}
 	}
 	ret = 0;
 	/* the device maps as they are now (or the final ones, after BYE) */
@@ -317,7 +349,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 detach:
 	agentctl_detach(s.ac);
 	/* BEGIN/END stay until END has run */
-	for (int i = 0; i < nattached; i++) {
+	for (int i = 0; i < obj->nprogs; i++) {
 		struct probe *p = obj->progs[i].probe;
 
 		if (p->prov->detach && !p->prov->fire)
@@ -332,10 +364,10 @@ detach:
 		fire_all(&s, &provider_end, rb);
 		s.exiting = was;
 		report_lost(&s);
-		print_all_maps(&s);
+		print_all_maps(&s, true);
 		ret = s.exit_code;
 	}
-	for (int i = 0; i < nattached; i++) {
+	for (int i = 0; i < obj->nprogs; i++) {
 		struct probe *p = obj->progs[i].probe;
 
 		if (p->prov->detach && p->prov->fire)
