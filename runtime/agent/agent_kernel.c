@@ -385,16 +385,32 @@ static char *clause_text(const struct agent_kernel *k, bool exit)
  * the probes spill on their own rare path instead of making every block
  * of the kernel take more registers.  0: no cap (unknown).
  */
-static unsigned reg_cap(const struct agent_kernel *k, CUdevice dev)
+/* Attribute A of K's original on DEV; 0 when the driver cannot say. */
+static int orig_attr(const struct agent_kernel *k, CUfunction_attribute a,
+		     CUdevice dev)
 {
 	int n = 0;
 
 	if (k->is_kernel && agent_drv.kernel_get_attribute)
-		agent_drv.kernel_get_attribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS,
-					       (CUkernel)k->handle, dev);
+		agent_drv.kernel_get_attribute(&n, a, (CUkernel)k->handle, dev);
 	else if (!k->is_kernel && agent_drv.func_get_attribute)
-		agent_drv.func_get_attribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS,
-					     (CUfunction)k->handle);
+		agent_drv.func_get_attribute(&n, a, (CUfunction)k->handle);
+	return n > 0 ? n : 0;
+}
+
+static int copy_attr(CUfunction f, CUfunction_attribute a)
+{
+	int n = 0;
+
+	if (agent_drv.func_get_attribute)
+		agent_drv.func_get_attribute(&n, a, f);
+	return n > 0 ? n : 0;
+}
+
+static unsigned reg_cap(const struct agent_kernel *k, CUdevice dev)
+{
+	int n = orig_attr(k, CU_FUNC_ATTRIBUTE_NUM_REGS, dev);
+
 	if (n <= 0)
 		return 0;
 	return n < 32 ? 32 : (unsigned)n;
@@ -506,6 +522,12 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	agent_debug("%s: PTX for compute_%u, %d parameters, context "
 		    "parameter at byte %zu, kernel id %d", k->pretty, arch,
 		    in->nparams, in->ctx_off, k->id);
+	/* what the probes cost in resources (bench/real reads this) */
+	agent_debug("%s: registers %d -> %d, local memory %d -> %d bytes",
+		    k->pretty, orig_attr(k, CU_FUNC_ATTRIBUTE_NUM_REGS, dev),
+		    copy_attr(in->fn, CU_FUNC_ATTRIBUTE_NUM_REGS),
+		    orig_attr(k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, dev),
+		    copy_attr(in->fn, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES));
 out:
 	ptx_free(l.m);
 	free(l.ptx);
