@@ -30,7 +30,7 @@ WANT="
 @[reduce_sum]: 10
 @[gt::vadd<int>]: 14
 @[unknown]: 18
-
+@agent: 0
 @d[hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>]: 2
 @g[gt::scale]: 6
 @g[gt::vadd<int>]: 14
