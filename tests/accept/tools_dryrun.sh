@@ -8,8 +8,9 @@
 # to resolve their entry points: the fake driver (build/progs/fakecuda)
 # or the CUDA toolkit's stub, through LD_LIBRARY_PATH.  Also: a tool that
 # uses cuda:complete is refused without -c, each tool has its header
-# (usage with -c, overhead), its man page and a line in the README, and
-# warpimbalance.gt takes its threshold argument.
+# (usage with -c, overhead), its man page, a line in the README and a
+# workload in tools/capture_examples.sh, example files start with the
+# command that made them, and warpimbalance.gt takes its threshold.
 cd "$(dirname "$0")/../.." || exit 1
 GT=${GPUTRACE:-build/gputrace}
 [ -x "$GT" ] || { echo "no gputrace binary at $GT"; exit 1; }
@@ -76,11 +77,22 @@ for f in tools/*.gt; do
 	grep -q '^ \* Overhead: ' "$f" || bad "$t: no 'Overhead:' paragraph in its header"
 	[ -f "man/man8/$t.8" ] || bad "$t: no man/man8/$t.8"
 	grep -q "tools/$t\.gt" README.md || bad "$t: not listed in README.md"
+	grep -q "tools/$t\.gt" tools/capture_examples.sh ||
+		bad "$t: no workload for it in tools/capture_examples.sh"
 done
 [ $n -ge 13 ] || { : >"$T/err"; bad "only $n tools"; }
 
 # the optional threshold (us) of warpimbalance.gt
 dry "warpimbalance 50" --dry-run tools/warpimbalance.gt 50
+
+# example files (captured on a GPU): "# COMMAND" naming their tool first
+for e in tools/*_example.txt; do
+	[ -f "$e" ] || continue
+	t=$(basename "$e" _example.txt)
+	[ -f "tools/$t.gt" ] || { : >"$T/err"; bad "$e: no tools/$t.gt"; }
+	head -n 1 "$e" | grep -q "^# gputrace .*tools/$t\.gt" ||
+		{ : >"$T/err"; bad "$e: first line is not '# gputrace ... tools/$t.gt'"; }
+done
 
 # every man page belongs to a tool
 for m in man/man8/*.8; do
