@@ -1,6 +1,8 @@
 # gputrace — plain make + pkg-config.  `make` builds build/gputrace,
 # `make check` installs what is missing, builds and runs every test this
 # machine can run, `make gpu-check` runs the GPU suite (device machine).
+# `make install` puts the binary, agent, tools and man pages under PREFIX
+# (tools/install.mk).
 
 CC       ?= gcc
 BUILD    ?= build
@@ -33,6 +35,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 -include tests/progs/progs.mk
 -include runtime/agent/agent.mk
 -include runtime/agent/agent_so.mk
+-include tools/install.mk
 
 all: $(BUILD)/gputrace $(BUILD)/tools/workload $(EXTRA_ALL)
 

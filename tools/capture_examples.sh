@@ -1,0 +1,113 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Capture tools/NAME_example.txt for every tool (or the NAMEs given): real
+# output from a GPU.  Run from the repository root, after `make`, on a
+# machine with an NVIDIA GPU, nvcc (CUDA_HOME, default /usr/local/cuda),
+# cuBLAS and NVRTC, as root:
+#
+#   sh tools/capture_examples.sh [NAME...]
+#
+# Builds the workloads (tests/gpu/gpuprog.cu and tests/gpu/real/*.cu, as
+# the GPU tests build them) into a temporary directory and runs each tool
+# there on one of them, with build/ first in PATH and tools/ linked in,
+# so the first line of each file, "# COMMAND", is exactly what ran; the
+# rest is what it printed (stdout and stderr, the workload's own lines
+# included).  Each workload first runs alone; a file is written only when
+# that run and gputrace exit 0 within the time limit (LIMIT, 180 s), the
+# traced run prints the workload's own checksum line unchanged, and
+# gputrace did not warn that no probe could fire.  Exits 1 if any tool
+# failed.
+cd "$(dirname "$0")/.." || exit 1
+TOP=$(pwd)
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$CUDA/bin/nvcc
+LIMIT=${LIMIT:-180}
+[ -x build/gputrace ] || { echo "no build/gputrace: run make first" >&2; exit 1; }
+[ -f build/libgputrace-agent.so ] || { echo "no build/libgputrace-agent.so: run make first" >&2; exit 1; }
+[ -x "$NVCC" ] || NVCC=$(command -v nvcc) || { echo "no nvcc" >&2; exit 1; }
+nvidia-smi -L >/dev/null 2>&1 || { echo "no NVIDIA GPU (nvidia-smi -L failed)" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/gt-examples.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+
+echo "building the workloads in $T ..."
+"$NVCC" -O2 -o "$T/gpuprog" tests/gpu/gpuprog.cu &
+"$NVCC" -O2 -arch=sm_90 -o "$T/graphs" tests/gpu/real/graphs.cu -lpthread &
+"$NVCC" -O2 -arch=sm_90 -o "$T/thrust_cub" tests/gpu/real/thrust_cub.cu &
+"$NVCC" -O2 -arch=sm_90 -o "$T/gemm" tests/gpu/real/gemm.cu -lcublas &
+"$NVCC" -O2 -arch=sm_90 -std=c++17 -o "$T/launch_forms" \
+	tests/gpu/real/launch_forms.cu -lcuda -lnvrtc -lpthread &
+wait
+for p in gpuprog graphs thrust_cub gemm launch_forms; do
+	[ -x "$T/$p" ] || { echo "building $p failed" >&2; exit 1; }
+done
+ln -s "$TOP/tools" "$T/tools"
+
+# the command of each tool, run in $T
+cmd_of() {
+	case $1 in
+	kernelcount)	echo "gputrace -q -c './thrust_cub 30' tools/kernelcount.gt" ;;
+	kerneltime)	echo "gputrace -q -c './gemm 20' tools/kerneltime.gt" ;;
+	kernelqueue)	echo "gputrace -q -c './graphs 100' tools/kernelqueue.gt" ;;
+	kernellat)	echo "gputrace -q -c './gpuprog vadd 1048576 20' tools/kernellat.gt" ;;
+	smload)		echo "gputrace -q -c './gpuprog imbalanced 1056' tools/smload.gt" ;;
+	warpimbalance)	echo "gputrace -q -c './gpuprog imbalanced 64' tools/warpimbalance.gt 60" ;;
+	cudamemcpy)	echo "gputrace -q -c './thrust_cub 3' tools/cudamemcpy.gt" ;;
+	cudamalloc)	echo "gputrace -q -c './thrust_cub 3' tools/cudamalloc.gt" ;;
+	cudasync)	echo "gputrace -q -c './graphs 100' tools/cudasync.gt" ;;
+	cudagraph)	echo "gputrace -q -c './graphs 100' tools/cudagraph.gt" ;;
+	launchgeom)	echo "gputrace -q -c './launch_forms 20' tools/launchgeom.gt" ;;
+	kernelargs)	echo "gputrace -q -c './gpuprog multi' tools/kernelargs.gt" ;;
+	warpsample)	echo "gputrace -q -c './gpuprog vadd 262144 3' tools/warpsample.gt" ;;
+	esac
+}
+
+if [ $# -gt 0 ]; then
+	names=$*
+else
+	names=$(for f in tools/*.gt; do basename "$f" .gt; done | grep -v '^demo$')
+fi
+nfail=0
+for t in $names; do
+	cmd=$(cmd_of "$t")
+	if [ -z "$cmd" ]; then
+		echo "FAIL $t: no workload chosen for it in $0" >&2
+		nfail=$((nfail + 1))
+		continue
+	fi
+	echo "$t: $cmd"
+	# the workload alone: it must work, and gives the checksum to expect
+	w=$(echo "$cmd" | sed -n "s/.* -c '\([^']*\)'.*/\1/p")
+	if ! (cd "$T" && timeout -k 5 "$LIMIT" sh -c "$w") </dev/null \
+	     >"$T/$t.native" 2>&1; then
+		echo "FAIL $t: the workload '$w' failed on its own:" >&2
+		sed 's/^/    | /' "$T/$t.native" | head -10 >&2
+		nfail=$((nfail + 1))
+		continue
+	fi
+	sum=$(grep '^checksum ' "$T/$t.native")
+	(
+		cd "$T" || exit 1
+		echo "# $cmd"
+		PATH=$TOP/build:$PATH LC_ALL=C.UTF-8 \
+			timeout -k 5 "$LIMIT" sh -c "$cmd" </dev/null 2>&1
+	) >"$T/$t.txt"
+	rc=$?
+	why=
+	if [ $rc -ne 0 ]; then
+		why="exit status $rc"
+	elif [ -z "$sum" ] || ! grep -qxF "$sum" "$T/$t.txt"; then
+		why="the workload's results changed or it did not finish (want '$sum')"
+	elif grep -q 'gputrace: WARNING: .*\(could fire\|did not fire\)' "$T/$t.txt"; then
+		why="no probe could fire"
+	fi
+	if [ -z "$why" ]; then
+		cp "$T/$t.txt" "tools/${t}_example.txt"
+	else
+		echo "FAIL $t: $why; output:" >&2
+		sed 's/^/    | /' "$T/$t.txt" | head -30 >&2
+		nfail=$((nfail + 1))
+	fi
+done
+[ $nfail -eq 0 ] || { echo "$nfail tools failed" >&2; exit 1; }
+echo "wrote tools/*_example.txt; review them, then commit"
