@@ -257,6 +257,9 @@ static int complete_parse(struct probe *p, const struct cuda_entry *e,
 	const struct syms *s;
 
 	*arg = -1;
+	if (!provider_agent_lib && provider_target_cmd)
+		return fail(err, errlen,
+			    "cuda:complete: cannot find gputrace's agent library (libgputrace-agent.so next to the gputrace binary, or $GPUTRACE_AGENT_LIB)");
 	if (!provider_agent_lib)
 		return fail(err, errlen,
 			    "cuda:complete needs -c CMD: kernels are timed by gputrace's agent inside the target, which is not injected into running processes yet");
