@@ -382,7 +382,8 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 
 static const char *posarg(struct cg *g, struct node *n)
 {
-	return n->ival >= 1 && (int)n->ival <= g->u->argc ?
+	return n->ival >= 1 && g->u->argc > 0 &&
+	       n->ival <= (uint64_t)g->u->argc ?
 	       g->u->argv[n->ival - 1] : "";
 }
 

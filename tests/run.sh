@@ -244,7 +244,8 @@ run_diff() {
 # before the source text ("  3 | ") is allowed if the caret line has one
 # of the same width.
 caret_ok() {
-	SRC=$(sed -n "$2p" "$1") COL=$3 awk '
+	# a NUL byte shows as a space (41_nul_byte)
+	SRC=$(sed -n "$2p" "$1" | tr '\0' ' ') COL=$3 awk '
 	BEGIN { src = ENVIRON["SRC"]; col = ENVIRON["COL"] + 0 }
 	seen {
 		at = p + col
