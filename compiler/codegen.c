@@ -14,6 +14,7 @@
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
 #include "probes/provider.h"
+#include "compiler/verifier.h"
 
 #define STACK_MAX 512
 #define MAP_MAX_ENTRIES 4096
@@ -37,6 +38,8 @@ struct cg {
 	bool failed;
 	bool device;		/* a gpu: clause: device helpers, no kernel ones */
 	struct loc loc;		/* of the clause, for errors */
+	struct loc stmt_loc;	/* of the statement being generated */
+	bool too_far;		/* a jump past 16 bits was reported */
 };
 
 #define NO_KEY 1	/* gen_key's answer for a device map without key */
@@ -80,9 +83,23 @@ static int jmp_fwd(struct cg *g, struct bpf_insn in)
 	return g->n - 1;
 }
 
+/*
+ * eBPF jump offsets are 16 bits; the 32-bit "gotol" needs kernel 6.4 and the
+ * lowering does not know it, so a longer jump is refused where it starts.
+ */
 static void patch(struct cg *g, int at)
 {
-	g->code[at].off = g->n - at - 1;
+	size_t off = g->n - at - 1;
+
+	if (off > INT16_MAX) {
+		if (!g->too_far)
+			diag_error(g->stmt_loc, "code too long: a jump over %zu instructions, more than the %d eBPF allows",
+				   off, INT16_MAX);
+		g->too_far = true;
+		g->failed = true;
+		off = 0;
+	}
+	g->code[at].off = off;
 }
 
 /* A forward jump to the program's epilogue (return, failed predicate). */
@@ -922,10 +939,19 @@ static void gen_assign(struct cg *g, struct node *n)
 	g->sp = save;
 }
 
+/* Instructions in one clause: the kernel's limit for root, the verifier's. */
+#define HOST_MAX_INSNS	1000000
+static size_t max_insns(const struct cg *g)
+{
+	return g->device ? VF_MAX_INSNS : HOST_MAX_INSNS;
+}
+
 static void gen_stmt(struct cg *g, struct node *s)
 {
+	struct loc outer = g->stmt_loc;
 	int j, j2;
 
+	g->stmt_loc = s->loc;
 	switch (s->kind) {
 	case N_EXPR_STMT:
 		if (s->a->kind == N_CALL)
@@ -953,8 +979,15 @@ static void gen_stmt(struct cg *g, struct node *s)
 		}
 		break;
 	case N_UNROLL:
-		for (uint64_t i = 0; i < s->ival; i++)
+		/* bound the growth as it happens: nested unrolls multiply */
+		for (uint64_t i = 0; i < s->ival && !g->failed; i++) {
 			gen_stmts(g, s->b->args);
+			if (!g->failed && g->n > max_insns(g)) {
+				diag_error(s->loc, "unroll makes the clause longer than %zu instructions",
+					   max_insns(g));
+				g->failed = true;
+			}
+		}
 		break;
 	case N_RETURN:
 		jmp_to_end(g, I_JA(0));
@@ -962,6 +995,7 @@ static void gen_stmt(struct cg *g, struct node *s)
 	default:
 		break;
 	}
+	g->stmt_loc = outer;
 }
 
 static void gen_stmts(struct cg *g, struct node *s)
@@ -977,6 +1011,8 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
 	g->loc = cl->loc;
+	g->stmt_loc = cl->loc;
+	g->too_far = false;
 	g->device = ci->device;
 	if (!g->device)
 		emit(g, I_MOV64_REG(BPF_REG_6, BPF_REG_1));

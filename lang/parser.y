@@ -386,6 +386,8 @@ int ast_parse(const struct source *src, struct program **prog)
 	lex_start(src->text, src->len);
 	err = gt_yyparse();
 	lex_end();
+	if (!err && !diag_errors())
+		err = ast_check_depth(result);
 	if (err || diag_errors()) {
 		*prog = NULL;
 		return -22;	/* -EINVAL */
