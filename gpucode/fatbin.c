@@ -102,6 +102,12 @@ static int decompress(struct fatbin_entry *e, const uint8_t *src,
 		return fatbin_fail(err, errlen, EBADMSG,
 				   "bad decompressed size %llu",
 				   (unsigned long long)usize);
+	if (usize > (uint64_t)csize * FATBIN_MAX_RATIO + FATBIN_RATIO_SLACK)
+		return fatbin_fail(err, errlen, EBADMSG,
+				   "%u bytes would decompress to %llu: more "
+				   "than %u:1, refused as a decompression bomb",
+				   csize, (unsigned long long)usize,
+				   FATBIN_MAX_RATIO);
 	if (e->comp == FATBIN_COMP_ZSTD) {
 		fcs = ZSTD_getFrameContentSize(src, csize);
 		if (fcs == ZSTD_CONTENTSIZE_ERROR)

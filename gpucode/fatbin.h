@@ -29,8 +29,15 @@
 #define FATBIN_FLAG_ARCH_A	0x0100000ull	/* sm_90a: arch-specific */
 #define FATBIN_FLAG_ARCH_F	0x0200000ull	/* sm_100f: family */
 
-/* Largest decompressed image we accept (guards corrupt size fields). */
-#define FATBIN_MAX_IMAGE	(1ull << 30)
+/*
+ * Largest decompressed image we accept, and the largest expansion past
+ * FATBIN_RATIO_SLACK bytes: no PTX module or cubin comes near either, and
+ * the agent runs inside the user's process (a 48 KB zstd frame inflating
+ * to 1 GiB took 30 s and 3 GB).  docs/fatbin.md.
+ */
+#define FATBIN_MAX_IMAGE	(256ull << 20)
+#define FATBIN_MAX_RATIO	1024u
+#define FATBIN_RATIO_SLACK	(1ull << 20)
 
 enum fatbin_kind {
 	FATBIN_KIND_PTX = 1,
