@@ -33,6 +33,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 -include tests/progs/progs.mk
 -include runtime/agent/agent.mk
 -include runtime/agent/agent_so.mk
+-include tests/fuzz/fuzz.mk
 
 all: $(BUILD)/gputrace $(BUILD)/tools/workload $(EXTRA_ALL)
 
@@ -86,6 +87,7 @@ deps:
 check: deps
 	$(MAKE) all units
 	$(MAKE) asan
+	$(MAKE) fuzz-build
 	@sh tests/run.sh
 
 gpu-check: all units
@@ -95,7 +97,7 @@ bench: all
 	@sh bench/run.sh
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 .PHONY: all units asan deps check gpu-check bench clean demo
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
