@@ -99,6 +99,12 @@ int fatbin_size(const void *buf, size_t len, size_t *size,
  */
 int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 		   char *err, size_t errlen);
+/*
+ * The same for the entries of one KIND (FATBIN_KIND_PTX, ...; 0: all):
+ * the others are checked but neither decompressed nor passed to FN.
+ */
+int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
+			fatbin_entry_fn fn, void *arg, char *err, size_t errlen);
 
 /* What a pointer handed to the driver points at. */
 enum fatbin_image {
@@ -131,6 +137,13 @@ int fatbin_elf_foreach(const char *path, fatbin_entry_fn fn, void *arg,
 		       char *err, size_t errlen);
 int fatbin_elf_foreach_mem(const void *img, size_t len, fatbin_entry_fn fn,
 			   void *arg, char *err, size_t errlen);
+/* The same for the entries of one KIND, as fatbin_foreach_kind(). */
+int fatbin_elf_foreach_kind(const char *path, unsigned kind,
+			    fatbin_entry_fn fn, void *arg, char *err,
+			    size_t errlen);
+int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
+				fatbin_entry_fn fn, void *arg, char *err,
+				size_t errlen);
 
 /*
  * Kernels (entry functions) of one image: the ".entry NAME" lines of PTX,

@@ -432,11 +432,12 @@ static int count_cb(const struct fatbin_entry *e, void *arg)
  * bytes of PTX-looking spaces are refused before anything is allocated
  * once the ratio is past FATBIN_MAX_RATIO; a modest image still reads.
  */
-static int zstd_entry(size_t usize, char *err, size_t errlen)
+static int zstd_entry(size_t usize, unsigned kind, int *n, char *err,
+		      size_t errlen)
 {
 	size_t cap = ZSTD_compressBound(usize), clen;
 	uint8_t *plain = malloc(usize), *buf = calloc(1, 16 + 64 + cap);
-	int n = 0, ret = -ENOMEM;
+	int ret = -ENOMEM;
 
 	if (!plain || !buf)
 		goto out;
@@ -456,9 +457,9 @@ static int zstd_entry(size_t usize, char *err, size_t errlen)
 	put32(buf + 16 + 28, 90);
 	put64(buf + 16 + 40, FATBIN_FLAG_64BIT | FATBIN_FLAG_ZSTD);
 	put64(buf + 16 + 56, usize);
-	ret = fatbin_foreach(buf, 80 + clen, count_cb, &n, err, errlen);
-	if (!ret && n != 1)
-		ret = -EPROTO;
+	*n = 0;
+	ret = fatbin_foreach_kind(buf, 80 + clen, kind, count_cb, n, err,
+				  errlen);
 out:
 	free(plain);
 	free(buf);
@@ -468,10 +469,17 @@ out:
 static void test_bombs(void)
 {
 	char err[256] = "";
+	int n;
 
-	CHECK(zstd_entry(64 << 10, err, sizeof(err)) == 0, "zstd_small_ok");
-	CHECK(zstd_entry(32 << 20, err, sizeof(err)) == -EBADMSG &&
+	CHECK(zstd_entry(64 << 10, 0, &n, err, sizeof(err)) == 0 && n == 1,
+	      "zstd_small_ok");
+	CHECK(zstd_entry(32 << 20, 0, &n, err, sizeof(err)) == -EBADMSG &&
 	      strstr(err, "decompression bomb"), "zstd_bomb_refused");
+	/* a walk for cubins leaves the PTX entry compressed and unseen */
+	CHECK(zstd_entry(32 << 20, FATBIN_KIND_ELF, &n, err, sizeof(err)) == 0 &&
+	      n == 0, "zstd_other_kind_not_decompressed");
+	CHECK(zstd_entry(64 << 10, FATBIN_KIND_PTX, &n, err, sizeof(err)) == 0 &&
+	      n == 1, "zstd_kind_ptx");
 }
 
 /* Fuzzing */
