@@ -20,9 +20,8 @@ failed=0
 run() {
 	name=$1 want=$2 pat=$3
 	shift 3
-	# ulimit: a runaway allocation fails here instead of swapping
-	(ulimit -v 4000000 2>/dev/null; timeout -k 5 30 "$GT" --dry-run "$@") \
-		</dev/null >"$dir/out" 2>"$dir/err"
+	# no ulimit -v: ASan reserves terabytes of address space
+	timeout -k 5 30 "$GT" --dry-run "$@" </dev/null >"$dir/out" 2>"$dir/err"
 	rc=$?
 	if grep -qE 'Sanitizer|runtime error:' "$dir/err"; then
 		echo "$name: sanitizer report"
