@@ -7,6 +7,8 @@
 FUZZ_CC      ?= clang-14
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 600
+# past libFuzzer's default (the largest seed): PTX modules and fatbins
+FUZZ_MAX_LEN ?= 65536
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
 FUZZ_HARNESS := prog fatbin ptx ebpf
@@ -30,6 +32,7 @@ fuzz: fuzz-build
 		echo "fuzz: $$h for $(FUZZ_SECONDS) s"; \
 		$(FUZZ_BUILD)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) \
 			-close_fd_mask=2 -print_final_stats=1 \
+			-max_len=$(FUZZ_MAX_LEN) \
 			-dict=tests/fuzz/$$h/dict \
 			-artifact_prefix=$(FUZZ_BUILD)/findings/$$h/ \
 			$(FUZZ_BUILD)/corpus/$$h tests/fuzz/$$h/seeds || exit 1; \
