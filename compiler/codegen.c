@@ -13,8 +13,8 @@
 #include "compiler/codegen.h"
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
-#include "probes/provider.h"
 #include "compiler/verifier.h"
+#include "probes/provider.h"
 
 #define STACK_MAX 512
 #define MAP_MAX_ENTRIES 4096
