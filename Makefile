@@ -36,6 +36,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 -include runtime/agent/agent.mk
 -include runtime/agent/agent_so.mk
 -include tools/install.mk
+-include tests/fuzz/fuzz.mk
 
 all: $(BUILD)/gputrace $(BUILD)/tools/workload $(EXTRA_ALL)
 
@@ -89,6 +90,7 @@ deps:
 check: deps
 	$(MAKE) all units
 	$(MAKE) asan
+	$(MAKE) fuzz-build
 	@sh tests/run.sh
 
 gpu-check: all units
@@ -98,7 +100,7 @@ bench: all
 	@sh bench/run.sh
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 .PHONY: all units asan deps check gpu-check bench clean demo
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -13,6 +13,7 @@
 #include "compiler/codegen.h"
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
+#include "compiler/verifier.h"
 #include "gpucode/kname.h"
 #include "probes/provider.h"
 
@@ -38,6 +39,8 @@ struct cg {
 	bool failed;
 	bool device;		/* a gpu: clause: device helpers, no kernel ones */
 	struct loc loc;		/* of the clause, for errors */
+	struct loc stmt_loc;	/* of the statement being generated */
+	bool too_far;		/* a jump past 16 bits was reported */
 };
 
 #define NO_KEY 1	/* gen_key's answer for a device map without key */
@@ -81,9 +84,23 @@ static int jmp_fwd(struct cg *g, struct bpf_insn in)
 	return g->n - 1;
 }
 
+/*
+ * eBPF jump offsets are 16 bits; the 32-bit "gotol" needs kernel 6.4 and the
+ * lowering does not know it, so a longer jump is refused where it starts.
+ */
 static void patch(struct cg *g, int at)
 {
-	g->code[at].off = g->n - at - 1;
+	size_t off = g->n - at - 1;
+
+	if (off > INT16_MAX) {
+		if (!g->too_far)
+			diag_error(g->stmt_loc, "code too long: a jump over %zu instructions, more than the %d eBPF allows",
+				   off, INT16_MAX);
+		g->too_far = true;
+		g->failed = true;
+		off = 0;
+	}
+	g->code[at].off = off;
 }
 
 /* A forward jump to the program's epilogue (return, failed predicate). */
@@ -383,7 +400,8 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 
 static const char *posarg(struct cg *g, struct node *n)
 {
-	return n->ival >= 1 && (int)n->ival <= g->u->argc ?
+	return n->ival >= 1 && g->u->argc > 0 &&
+	       n->ival <= (uint64_t)g->u->argc ?
 	       g->u->argv[n->ival - 1] : "";
 }
 
@@ -993,10 +1011,19 @@ static void gen_void(struct cg *g, struct node *n)
 	}
 }
 
+/* Instructions in one clause: the kernel's limit for root, the verifier's. */
+#define HOST_MAX_INSNS	1000000
+static size_t max_insns(const struct cg *g)
+{
+	return g->device ? VF_MAX_INSNS : HOST_MAX_INSNS;
+}
+
 static void gen_stmt(struct cg *g, struct node *s)
 {
+	struct loc outer = g->stmt_loc;
 	int j, j2;
 
+	g->stmt_loc = s->loc;
 	switch (s->kind) {
 	case N_EXPR_STMT:
 		gen_void(g, s->a);
@@ -1021,8 +1048,14 @@ static void gen_stmt(struct cg *g, struct node *s)
 		}
 		break;
 	case N_UNROLL:
-		for (uint64_t i = 0; i < s->ival; i++) {
+		/* bound the growth as it happens: nested unrolls multiply */
+		for (uint64_t i = 0; i < s->ival && !g->failed; i++) {
 			gen_stmts(g, s->b->args);
+			if (!g->failed && g->n > max_insns(g)) {
+				diag_error(s->loc, "unroll makes the clause longer than %zu instructions",
+					   max_insns(g));
+				g->failed = true;
+			}
 			if (stmt_ends(s))
 				break;
 		}
@@ -1033,6 +1066,7 @@ static void gen_stmt(struct cg *g, struct node *s)
 	default:
 		break;
 	}
+	g->stmt_loc = outer;
 }
 
 static void gen_stmts(struct cg *g, struct node *s)
@@ -1051,6 +1085,8 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
 	g->loc = cl->loc;
+	g->stmt_loc = cl->loc;
+	g->too_far = false;
 	g->device = ci->device;
 	if (!g->device)
 		emit(g, I_MOV64_REG(BPF_REG_6, BPF_REG_1));

@@ -38,7 +38,7 @@ int device_verify(const struct unit *u, const struct gt_object *obj, FILE *walk)
 			continue;
 		if (walk)
 			fprintf(walk, "Verifying %s\n", p->probe->name);
-		if (vf_verify(p->insns, p->ninsns, dm, u->nmaps, p->probe->name,
+		if (vf_verify_drop(p->insns, p->ninsns, dm, u->nmaps, p->probe->name,
 			      walk, err, sizeof(err))) {
 			fprintf(stderr, "gputrace: device verifier: %s\n", err);
 			ret = -EACCES;

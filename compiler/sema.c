@@ -300,7 +300,8 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 
 static struct type *posarg_type(struct ctx *c, struct node *n)
 {
-	const char *s = n->ival >= 1 && (int)n->ival <= c->u->argc ?
+	const char *s = n->ival >= 1 && c->u->argc > 0 &&
+			n->ival <= (uint64_t)c->u->argc ?
 			c->u->argv[n->ival - 1] : "";
 	char *end;
 
@@ -481,6 +482,11 @@ static struct type *check_call(struct ctx *c, struct node *n)
 		}
 		struct map_sym *m = map_get(c, a);
 
+		/* as clear() and zero(): codegen has no map to delete from */
+		if (!m->val && c->report) {
+			err(c, a->loc, "undefined map: %s", m->name);
+			return NULL;
+		}
 		check_key(c, a, m);
 		mark_map(c, m);
 		return type_void();
@@ -560,6 +566,27 @@ static void warn_signed_divmod(struct ctx *c, struct node *n,
 			  binop_str(n->op));
 }
 
+/*
+ * A constant shift count outside 0..63: bpftrace 0.17 accepts it without a
+ * word (LLVM leaves the result undefined); we accept it too, but say so,
+ * since eBPF and the PTX lowering use the count modulo 64.
+ */
+static void check_shift(struct ctx *c, struct node *n)
+{
+	const struct node *k = n->b;
+	bool neg = false;
+
+	if (k->kind == N_UNOP && k->op == U_NEG) {
+		neg = true;
+		k = k->a;
+	}
+	if (!c->report || k->kind != N_INT || (!neg && k->ival < 64) ||
+	    (neg && !k->ival))
+		return;
+	diag_warn(n->loc, "shift by %s%llu is outside 0..63: the count is taken modulo 64",
+		  neg ? "-" : "", (unsigned long long)k->ival);
+}
+
 static struct type *check_binop(struct ctx *c, struct node *n)
 {
 	struct type *a = check_expr(c, n->a), *b = check_expr(c, n->b);
@@ -592,6 +619,8 @@ static struct type *check_binop(struct ctx *c, struct node *n)
 		return NULL;
 	}
 	warn_signed_divmod(c, n, a, b);
+	if (n->op == B_SHL || n->op == B_SHR)
+		check_shift(c, n);
 	if (n->op >= B_EQ)
 		return type_int(false);
 	return type_int(a->is_signed && b->is_signed);

@@ -24,6 +24,7 @@ enum {
 	F_SECOND = 1,		/* second slot of an ld_imm64 */
 	F_TARGET = 2,		/* a jump lands here: paths may join */
 	F_REACH = 4,		/* some edge leads here */
+	F_LIVE = 8,		/* some path of the walk reaches it */
 };
 
 struct seen {
@@ -140,6 +141,15 @@ static int check_cfg(struct vf_env *v, uint8_t *flags)
 			continue;
 		if (!(flags[pc] & F_REACH))
 			return vf_fail(v, -EINVAL, "unreachable instruction");
+		/*
+		 * Every instruction, walked or not, is lowered: no register
+		 * number past r10 anywhere (the lowering indexes with it).
+		 */
+		if (in->dst_reg >= VF_NREGS ||
+		    (in->src_reg >= VF_NREGS && !is_ld_imm64(in)))
+			return vf_fail(v, -EINVAL, "invalid register r%d",
+				       in->dst_reg >= VF_NREGS ? in->dst_reg :
+				       in->src_reg);
 		op = BPF_OP(in->code);
 		if (is_ld_imm64(in)) {
 			err = add_edge(v, flags, pc, pc + 2, false);
@@ -349,6 +359,7 @@ static int walk_path(struct vf_env *v, struct explorer *x, struct vf_state *st)
 		}
 		in = &v->insns[st->pc];
 		op = BPF_OP(in->code);
+		x->flags[st->pc] |= F_LIVE;
 		if (v->walk)
 			walk_insn(v, st->pc);
 		if (!is_jmp(in) || op == BPF_CALL) {
@@ -414,9 +425,30 @@ static int explore(struct vf_env *v, struct explorer *x)
 	return 0;
 }
 
-int vf_verify(const struct bpf_insn *insns, size_t n,
-	      const struct gt_dev_map *maps, int nmaps, const char *clause,
-	      FILE *walk, char *err, size_t errlen)
+/*
+ * Replace what no path reached with "ja +0": the walk proved nothing about
+ * it (a store through an uninitialised register behind a branch never
+ * taken), and the lowering emits every instruction.
+ */
+static int drop_dead(struct bpf_insn *insns, size_t n, const uint8_t *flags)
+{
+	const struct bpf_insn nop = { .code = BPF_JMP | BPF_JA };
+	int ndead = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (flags[i] & (F_LIVE | F_SECOND))
+			continue;
+		if (is_ld_imm64(&insns[i]) && i + 1 < n)
+			insns[i + 1] = nop;
+		insns[i] = nop;
+		ndead++;
+	}
+	return ndead;
+}
+
+static int verify(const struct bpf_insn *insns, size_t n,
+		  const struct gt_dev_map *maps, int nmaps, const char *clause,
+		  FILE *walk, char *err, size_t errlen, struct bpf_insn *drop)
 {
 	struct vf_env v = {
 		.insns = insns, .n = n, .maps = maps, .nmaps = nmaps,
@@ -448,6 +480,13 @@ int vf_verify(const struct bpf_insn *insns, size_t n,
 	if (walk && !ret)
 		fprintf(walk, "verified: %ld instructions explored, %zu states "
 			"kept\n", x.visits, x.nseen);
+	if (drop && !ret) {
+		int ndead = drop_dead(drop, n, x.flags);
+
+		if (walk && ndead)
+			fprintf(walk, "dropped %d instructions no path reaches\n",
+				ndead);
+	}
 	for (i = 0; x.seen && i < n; i++)
 		for (s = x.seen[i]; s; s = next) {
 			next = s->next;
@@ -458,4 +497,18 @@ int vf_verify(const struct bpf_insn *insns, size_t n,
 	free(x.flags);
 	free(x.todo);
 	return ret;
+}
+
+int vf_verify(const struct bpf_insn *insns, size_t n,
+	      const struct gt_dev_map *maps, int nmaps, const char *clause,
+	      FILE *walk, char *err, size_t errlen)
+{
+	return verify(insns, n, maps, nmaps, clause, walk, err, errlen, NULL);
+}
+
+int vf_verify_drop(struct bpf_insn *insns, size_t n,
+		   const struct gt_dev_map *maps, int nmaps, const char *clause,
+		   FILE *walk, char *err, size_t errlen)
+{
+	return verify(insns, n, maps, nmaps, clause, walk, err, errlen, insns);
 }

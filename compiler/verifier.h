@@ -34,4 +34,13 @@ int vf_verify(const struct bpf_insn *insns, size_t n,
 	      const struct gt_dev_map *maps, int nmaps, const char *clause,
 	      FILE *walk, char *err, size_t errlen);
 
+/*
+ * vf_verify(), then, when the program is safe, replace each instruction no
+ * path reaches with "ja +0" in place, so that everything the lowering emits
+ * is covered by the proof.  What pl_lower() is given must come from here.
+ */
+int vf_verify_drop(struct bpf_insn *insns, size_t n,
+		   const struct gt_dev_map *maps, int nmaps, const char *clause,
+		   FILE *walk, char *err, size_t errlen);
+
 #endif

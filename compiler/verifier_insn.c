@@ -164,8 +164,8 @@ static uint64_t bswap(uint64_t x, int bits)
 static int do_end(struct vf_env *v, struct vf_state *st,
 		  const struct bpf_insn *in)
 {
-	struct vf_reg *dst = &st->regs[in->dst_reg];
-	uint64_t x = dst->val;
+	struct vf_reg *dst;
+	uint64_t x;
 	int err;
 
 	if (BPF_CLASS(in->code) == BPF_ALU64)
@@ -176,6 +176,8 @@ static int do_end(struct vf_env *v, struct vf_state *st,
 	if ((err = write_reg(v, in->dst_reg)) ||
 	    (err = read_reg(v, st, in->dst_reg)))
 		return err;
+	dst = &st->regs[in->dst_reg];
+	x = dst->val;
 	if (dst->type != VT_SCALAR)
 		return vf_fail(v, -EACCES, "byte swap of a %s",
 			       type_name(dst));

@@ -102,6 +102,12 @@ static int decompress(struct fatbin_entry *e, const uint8_t *src,
 		return fatbin_fail(err, errlen, EBADMSG,
 				   "bad decompressed size %llu",
 				   (unsigned long long)usize);
+	if (usize > (uint64_t)csize * FATBIN_MAX_RATIO + FATBIN_RATIO_SLACK)
+		return fatbin_fail(err, errlen, EBADMSG,
+				   "%u bytes would decompress to %llu: more "
+				   "than %u:1, refused as a decompression bomb",
+				   csize, (unsigned long long)usize,
+				   FATBIN_MAX_RATIO);
 	if (e->comp == FATBIN_COMP_ZSTD) {
 		fcs = ZSTD_getFrameContentSize(src, csize);
 		if (fcs == ZSTD_CONTENTSIZE_ERROR)
@@ -216,9 +222,11 @@ static int parse_entry(struct fatbin_entry *e, const uint8_t *p, size_t avail,
 }
 
 /* Decode the entry at FB+OFF into E, decompressing into *PLAIN. */
+/* Decode the entry at FB+OFF into E; decompress it only if KIND (0: any)
+ * wants it, else *SKIP. */
 static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
-		      size_t total, size_t *next, uint8_t **plain,
-		      char *why, size_t whylen)
+		      size_t total, unsigned kind, size_t *next, bool *skip,
+		      uint8_t **plain, char *why, size_t whylen)
 {
 	const uint8_t *p = fb + off;
 	uint64_t stored = 0;
@@ -231,6 +239,9 @@ static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
 	*next = off + ehs + stored;
 	e->data = p + ehs;
 	e->size = e->stored_size = stored;
+	*skip = kind && e->kind != kind;
+	if (*skip)
+		return 0;
 	/* Other kinds (LTO IR) are opaque: passed on as stored. */
 	if (e->comp == FATBIN_COMP_NONE ||
 	    (e->kind != FATBIN_KIND_PTX && e->kind != FATBIN_KIND_ELF))
@@ -246,7 +257,7 @@ static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
 
 /* Walk the entries of the fatbin at BUF+BASE. */
 static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
-		    size_t total, fatbin_entry_fn fn, void *arg,
+		    size_t total, unsigned kind, fatbin_entry_fn fn, void *arg,
 		    char *err, size_t errlen)
 {
 	const uint8_t *fb = buf + base;
@@ -256,6 +267,7 @@ static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 	while (off < total && ret == 0) {
 		struct fatbin_entry e = { .index = idx };
 		uint8_t *plain = NULL;
+		bool skip = false;
 		char why[160];
 
 		/* Zero padding may follow the last entry. */
@@ -265,13 +277,13 @@ static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 			break;
 		e.fatbin_off = base;
 		e.entry_off = base + off;
-		ret = load_entry(&e, fb, off, total, &next, &plain, why,
-				 sizeof(why));
+		ret = load_entry(&e, fb, off, total, kind, &next, &skip,
+				 &plain, why, sizeof(why));
 		if (ret < 0) {
 			fatbin_fail(err, errlen, -ret,
 				    "fatbin at 0x%zx: entry %d at 0x%zx: %s",
 				    base, idx, base + off, why);
-		} else {
+		} else if (!skip) {
 			const char *name = e.name, *opts = e.options;
 
 			e.name = name ? name : "";
@@ -297,6 +309,12 @@ static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 		   char *err, size_t errlen)
 {
+	return fatbin_foreach_kind(buf, len, 0, fn, arg, err, errlen);
+}
+
+int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
+			fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
+{
 	const uint8_t *p = buf;
 	size_t off = 0, hsize, total;
 	int found = 0, ret;
@@ -313,7 +331,8 @@ int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 		if (ret < 0)
 			return fatbin_fail(err, errlen, -ret,
 					   "fatbin at 0x%zx: %s", off, why);
-		ret = walk_one(p, off, hsize, total, fn, arg, err, errlen);
+		ret = walk_one(p, off, hsize, total, kind, fn, arg, err,
+			       errlen);
 		if (ret)
 			return ret;
 		found++;
@@ -324,8 +343,8 @@ int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 	return 0;
 }
 
-int fatbin_walk_single(const void *buf, size_t len, fatbin_entry_fn fn,
-		       void *arg, char *err, size_t errlen)
+int fatbin_walk_single(const void *buf, size_t len, unsigned kind,
+		       fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
 {
 	size_t hsize, total;
 	int ret;
@@ -333,7 +352,7 @@ int fatbin_walk_single(const void *buf, size_t len, fatbin_entry_fn fn,
 	ret = parse_header(buf, len, &hsize, &total, err, errlen);
 	if (ret < 0)
 		return ret;
-	return walk_one(buf, 0, hsize, total, fn, arg, err, errlen);
+	return walk_one(buf, 0, hsize, total, kind, fn, arg, err, errlen);
 }
 
 enum fatbin_image fatbin_image_kind(const void *image, size_t avail)

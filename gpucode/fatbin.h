@@ -29,8 +29,15 @@
 #define FATBIN_FLAG_ARCH_A	0x0100000ull	/* sm_90a: arch-specific */
 #define FATBIN_FLAG_ARCH_F	0x0200000ull	/* sm_100f: family */
 
-/* Largest decompressed image we accept (guards corrupt size fields). */
-#define FATBIN_MAX_IMAGE	(1ull << 30)
+/*
+ * Largest decompressed image we accept, and the largest expansion past
+ * FATBIN_RATIO_SLACK bytes: no PTX module or cubin comes near either, and
+ * the agent runs inside the user's process (a 48 KB zstd frame inflating
+ * to 1 GiB took 30 s and 3 GB).  docs/fatbin.md.
+ */
+#define FATBIN_MAX_IMAGE	(256ull << 20)
+#define FATBIN_MAX_RATIO	1024u
+#define FATBIN_RATIO_SLACK	(1ull << 20)
 
 enum fatbin_kind {
 	FATBIN_KIND_PTX = 1,
@@ -92,6 +99,12 @@ int fatbin_size(const void *buf, size_t len, size_t *size,
  */
 int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 		   char *err, size_t errlen);
+/*
+ * The same for the entries of one KIND (FATBIN_KIND_PTX, ...; 0: all):
+ * the others are checked but neither decompressed nor passed to FN.
+ */
+int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
+			fatbin_entry_fn fn, void *arg, char *err, size_t errlen);
 
 /* What a pointer handed to the driver points at. */
 enum fatbin_image {
@@ -124,6 +137,13 @@ int fatbin_elf_foreach(const char *path, fatbin_entry_fn fn, void *arg,
 		       char *err, size_t errlen);
 int fatbin_elf_foreach_mem(const void *img, size_t len, fatbin_entry_fn fn,
 			   void *arg, char *err, size_t errlen);
+/* The same for the entries of one KIND, as fatbin_foreach_kind(). */
+int fatbin_elf_foreach_kind(const char *path, unsigned kind,
+			    fatbin_entry_fn fn, void *arg, char *err,
+			    size_t errlen);
+int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
+				fatbin_entry_fn fn, void *arg, char *err,
+				size_t errlen);
 
 /*
  * Kernels (entry functions) of one image: the ".entry NAME" lines of PTX,

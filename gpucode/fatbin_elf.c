@@ -36,6 +36,7 @@ struct rebase {
 	fatbin_entry_fn fn;
 	void *arg;
 	size_t base;
+	unsigned kind;		/* entries of this kind only; 0: all */
 };
 
 static int rebase_cb(const struct fatbin_entry *e, void *arg)
@@ -178,7 +179,8 @@ static int walk_wrappers(Elf *elf, const uint8_t *img, size_t len,
 		if (r < 0 || in_ranges(ranges, *nranges, fb))
 			continue;
 		rb->base = fb;
-		ret = fatbin_walk_single(img + fb, len - fb, rebase_cb, rb,
+		ret = fatbin_walk_single(img + fb, len - fb, rb->kind,
+					 rebase_cb, rb,
 					 why, sizeof(why));
 		if (ret < 0)
 			fatbin_fail(err, errlen, -ret, "fatbin of wrapper %zu "
@@ -199,8 +201,15 @@ static int walk_wrappers(Elf *elf, const uint8_t *img, size_t len,
 int fatbin_elf_foreach_mem(const void *img, size_t len, fatbin_entry_fn fn,
 			   void *arg, char *err, size_t errlen)
 {
+	return fatbin_elf_foreach_mem_kind(img, len, 0, fn, arg, err, errlen);
+}
+
+int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
+				fatbin_entry_fn fn, void *arg, char *err,
+				size_t errlen)
+{
 	struct range ranges[MAX_RANGES];
-	struct rebase rb = { fn, arg, 0 };
+	struct rebase rb = { fn, arg, 0, kind };
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
@@ -232,8 +241,9 @@ int fatbin_elf_foreach_mem(const void *img, size_t len, fatbin_entry_fn fn,
 			goto out;
 		}
 		rb.base = r.off;
-		ret = fatbin_foreach((const uint8_t *)img + r.off, r.len,
-				     rebase_cb, &rb, why, sizeof(why));
+		ret = fatbin_foreach_kind((const uint8_t *)img + r.off, r.len,
+					  kind, rebase_cb, &rb, why,
+					  sizeof(why));
 		if (ret == -ENOENT)	/* only padding */
 			ret = 0;
 		if (ret < 0)
@@ -269,6 +279,13 @@ out:
 int fatbin_elf_foreach(const char *path, fatbin_entry_fn fn, void *arg,
 		       char *err, size_t errlen)
 {
+	return fatbin_elf_foreach_kind(path, 0, fn, arg, err, errlen);
+}
+
+int fatbin_elf_foreach_kind(const char *path, unsigned kind,
+			    fatbin_entry_fn fn, void *arg, char *err,
+			    size_t errlen)
+{
 	struct stat st;
 	void *img;
 	int fd, ret;
@@ -290,7 +307,8 @@ int fatbin_elf_foreach(const char *path, fatbin_entry_fn fn, void *arg,
 	if (img == MAP_FAILED)
 		return fatbin_fail(err, errlen, errno, "%s: mmap: %s", path,
 				   strerror(errno));
-	ret = fatbin_elf_foreach_mem(img, st.st_size, fn, arg, err, errlen);
+	ret = fatbin_elf_foreach_mem_kind(img, st.st_size, kind, fn, arg, err,
+					  errlen);
 	munmap(img, st.st_size);
 	return ret;
 }

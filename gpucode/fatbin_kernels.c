@@ -113,7 +113,8 @@ int fatbin_elf_ptx(const char *path, struct fatbin_ptx_list *out,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = fatbin_elf_foreach(path, fatbin_ptx_collect, out, err, errlen);
+	ret = fatbin_elf_foreach_kind(path, FATBIN_KIND_PTX, fatbin_ptx_collect,
+				      out, err, errlen);
 	if (ret)
 		fatbin_ptx_list_free(out);
 	return ret;

@@ -13,8 +13,8 @@ int fatbin_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 
-/* Walk exactly one fatbin at the start of BUF. */
-int fatbin_walk_single(const void *buf, size_t len,
+/* Walk exactly one fatbin at the start of BUF (entries of KIND, 0: all). */
+int fatbin_walk_single(const void *buf, size_t len, unsigned kind,
 		       fatbin_entry_fn fn, void *arg,
 		       char *err, size_t errlen);
 

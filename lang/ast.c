@@ -203,3 +203,34 @@ void ast_dump(FILE *f, const struct program *prog)
 		dump_node(f, c->body, 1);
 	}
 }
+
+/* The first node deeper than AST_MAX_DEPTH under N (and its followers). */
+static const struct node *too_deep(const struct node *n, int depth)
+{
+	const struct node *d;
+
+	for (; n; n = n->next) {
+		if (depth > AST_MAX_DEPTH)
+			return n;
+		if ((d = too_deep(n->a, depth + 1)) || (d = too_deep(n->b, depth + 1)) ||
+		    (d = too_deep(n->c, depth + 1)) || (d = too_deep(n->args, depth + 1)))
+			return d;
+	}
+	return NULL;
+}
+
+int ast_check_depth(const struct program *prog)
+{
+	for (const struct clause *cl = prog->clauses; cl; cl = cl->next) {
+		const struct node *d = too_deep(cl->pred, 1);
+
+		if (!d)
+			d = too_deep(cl->body, 1);
+		if (d) {
+			diag_error(d->loc, "nested too deeply (more than %d levels)",
+				   AST_MAX_DEPTH);
+			return -22;	/* -EINVAL */
+		}
+	}
+	return 0;
+}

@@ -100,6 +100,13 @@ int ast_count(const struct node *list);
  */
 int ast_parse(const struct source *src, struct program **prog);
 
+/*
+ * The checks and code generators recurse over the tree: refuse nesting past
+ * AST_MAX_DEPTH (15,000 chained '+' overflowed the type checker's stack).
+ */
+#define AST_MAX_DEPTH 1000
+int ast_check_depth(const struct program *prog);
+
 void ast_dump(FILE *f, const struct program *prog);
 const char *binop_str(int op);
 const char *unop_str(int op);

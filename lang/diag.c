@@ -31,7 +31,10 @@ static void show_line(int line, int col)
 	eol = memchr(p, '\n', end - p);
 	if (!eol)
 		eol = end;
-	fprintf(stderr, "%.*s\n", (int)(eol - p), p);
+	/* a NUL byte (refused by the parser) shows as a space, not an end */
+	for (const char *q = p; q < eol; q++)
+		fputc(*q ? *q : ' ', stderr);
+	fputc('\n', stderr);
 	/* keep tabs so the caret lines up in a terminal */
 	for (i = 1; i < col && p + i - 1 < eol; i++)
 		fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);

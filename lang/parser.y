@@ -6,6 +6,7 @@
 %expect 0
 
 %code requires {
+#include <string.h>
 #include <stdint.h>
 #include "lang/ast.h"
 }
@@ -356,16 +357,44 @@ args:
 
 %%
 
+/*
+ * A NUL byte would silently cut a name or a string where the lexer hands
+ * text on as C strings (gpu:kernel:v\0add attaching to v): refuse it.
+ */
+static int check_nul(const struct source *src)
+{
+	const char *nul = memchr(src->text, 0, src->len);
+	struct loc l = { 1, 1 };
+
+	if (!nul)
+		return 0;
+	for (const char *p = src->text; p < nul; p++) {
+		if (*p == '\n') {
+			l.line++;
+			l.col = 1;
+		} else {
+			l.col++;
+		}
+	}
+	diag_error(l, "NUL byte in the program text");
+	return -22;	/* -EINVAL */
+}
+
 int ast_parse(const struct source *src, struct program **prog)
 {
 	int err;
 
 	diag_set_source(src);
+	*prog = NULL;
+	if (check_nul(src))
+		return -22;
 	result = ast_alloc(sizeof(*result));
 	lex_failed = 0;
 	lex_start(src->text, src->len);
 	err = gt_yyparse();
 	lex_end();
+	if (!err && !diag_errors())
+		err = ast_check_depth(result);
 	if (err || diag_errors()) {
 		*prog = NULL;
 		return -22;	/* -EINVAL */

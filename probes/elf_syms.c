@@ -53,6 +53,9 @@ const struct syms_func *syms_lookup(const struct syms *s, const char *name,
 	int pass, nbase = 0;
 
 	*ambiguous = false;
+	/* a binary without symbols: no table (NULL + 0 is undefined) */
+	if (!s->n)
+		return NULL;
 	for (pass = 0; pass < 3 && !best; pass++) {
 		for (f = s->funcs; f < s->funcs + s->n; f++) {
 			const char *n = pass == 0 ? f->name :

@@ -229,10 +229,48 @@ static void no_match(const struct device_set *ds, const char *binary)
 	fputc('\n', stderr);
 }
 
+/*
+ * The PTX images that hold a matched kernel, each with its number among
+ * the binary's PTX images: the others are neither kept nor spliced.
+ */
+struct keep {
+	const struct device_set *ds;
+	struct fatbin_ptx_list pl;
+	int *idx;
+	int seen;
+};
+
+static int any_probe_matches(const char *name, void *arg)
+{
+	const struct device_set *ds = arg;
+
+	for (int j = 0; j < ds->n; j++)
+		if (dryrun_match(ds->v[j].probe->func, name))
+			return 1;
+	return 0;
+}
+
+static int keep_matched(const struct fatbin_entry *e, void *arg)
+{
+	struct keep *k = arg;
+	int *v;
+
+	k->seen++;
+	if (fatbin_ptx_kernels((const char *)e->data, e->size,
+			       any_probe_matches, (void *)k->ds) != 1)
+		return 0;
+	v = realloc(k->idx, (k->pl.n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	k->idx = v;
+	v[k->pl.n] = k->seen - 1;
+	return fatbin_ptx_collect(e, &k->pl);
+}
+
 int dryrun_ptx(const struct device_set *ds, const char *binary, FILE *out)
 {
 	struct fatbin_kernels ks;
-	struct fatbin_ptx_list pl;
+	struct keep kp = { .ds = ds };
 	char err[256];
 	int matched = 0, r;
 
@@ -245,12 +283,6 @@ int dryrun_ptx(const struct device_set *ds, const char *binary, FILE *out)
 	r = fatbin_elf_kernels(binary, &ks, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
-		return r < 0 ? r : -EINVAL;
-	}
-	r = fatbin_elf_ptx(binary, &pl, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
-		fatbin_kernels_free(&ks);
 		return r < 0 ? r : -EINVAL;
 	}
 	for (size_t i = 0; i < ks.n; i++) {
@@ -273,13 +305,18 @@ int dryrun_ptx(const struct device_set *ds, const char *binary, FILE *out)
 		}
 		fputs(")\n", out);
 	}
-	for (size_t i = 0; matched && i < pl.n; i++)
-		splice_image(ds, binary, &pl.v[i], (int)i, out);
-	fatbin_ptx_list_free(&pl);
 	fatbin_kernels_free(&ks);
 	if (!matched) {
 		no_match(ds, binary);
 		return -ENOENT;
 	}
-	return 0;
+	r = fatbin_elf_foreach_kind(binary, FATBIN_KIND_PTX, keep_matched, &kp,
+				    err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
+	for (size_t i = 0; r >= 0 && i < kp.pl.n; i++)
+		splice_image(ds, binary, &kp.pl.v[i], kp.idx[i], out);
+	fatbin_ptx_list_free(&kp.pl);
+	free(kp.idx);
+	return r < 0 ? r : 0;
 }

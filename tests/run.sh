@@ -5,7 +5,7 @@
 # "PASS name", "FAIL name: why" or "SKIP name: why", then a last line
 # "N passed, N failed, N skipped".  Exit 1 if any case failed.
 #
-#   sh tests/run.sh [unit] [diff] [errors] [accept]    (default: all four)
+#   sh tests/run.sh [unit] [diff] [errors] [accept] [fuzz]   (default: all)
 #
 # Environment:
 #   GPUTRACE_BIN  gputrace binary to test (default build-asan/gputrace,
@@ -14,6 +14,7 @@
 #   ONLY          shell pattern; run only cases whose name matches it,
 #                 e.g. ONLY='diff/0*' or ONLY='*hist*'
 #   TIMEOUT       seconds allowed to one program run (20)
+#   FUZZ_SMOKE    seconds of fuzzing per harness in the fuzz part (5)
 #
 # docs/testing.md says what each part checks and how to add a case.
 
@@ -22,6 +23,7 @@ TOP=$(pwd)
 TIMEOUT=${TIMEOUT:-20}
 BPFTRACE=${BPFTRACE:-bpftrace}
 ONLY=${ONLY:-*}
+FUZZ_SMOKE=${FUZZ_SMOKE:-5}
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -244,7 +246,8 @@ run_diff() {
 # before the source text ("  3 | ") is allowed if the caret line has one
 # of the same width.
 caret_ok() {
-	SRC=$(sed -n "$2p" "$1") COL=$3 awk '
+	# a NUL byte shows as a space (41_nul_byte)
+	SRC=$(sed -n "$2p" "$1" | tr '\0' ' ') COL=$3 awk '
 	BEGIN { src = ENVIRON["SRC"]; col = ENVIRON["COL"] + 0 }
 	seen {
 		at = p + col
@@ -363,13 +366,69 @@ run_accept() {
 	done
 }
 
-parts=${*:-unit diff errors accept}
+# ---------------------------------------------------------------- fuzz --
+
+# Each libFuzzer harness (tests/fuzz/README.md, built by `make fuzz-build`):
+# its seeds replayed, each past crasher replayed alone, then a short run.
+run_fuzz() {
+	for src in tests/fuzz/fuzz_*.c; do
+		[ -f "$src" ] || continue
+		h=$(basename "$src" .c)
+		h=${h#fuzz_}
+		bin=build-fuzz/fuzz_$h
+		if [ ! -x "$bin" ]; then
+			wanted "fuzz/$h" && fail "fuzz/$h" "no $bin; run make fuzz-build"
+			continue
+		fi
+		name=fuzz/$h/seeds
+		if wanted "$name"; then
+			timeout -k 5 300 "$bin" -runs=0 -close_fd_mask=2 \
+				"tests/fuzz/$h/seeds" >"$TMP/out" 2>&1
+			fuzz_result "$name" $?
+		fi
+		for c in tests/fuzz/"$h"/crashers/*; do
+			[ -f "$c" ] || continue
+			name=fuzz/$h/crashers/$(basename "$c")
+			wanted "$name" || continue
+			timeout -k 5 120 "$bin" -close_fd_mask=2 "$c" \
+				>"$TMP/out" 2>&1
+			fuzz_result "$name" $?
+		done
+		name=fuzz/$h/smoke
+		wanted "$name" || continue
+		rm -rf "$TMP/corpus" "$TMP/art"
+		mkdir -p "$TMP/corpus" "$TMP/art"
+		timeout -k 5 $((FUZZ_SMOKE + 60)) "$bin" -max_total_time="$FUZZ_SMOKE" \
+			-close_fd_mask=2 -dict="tests/fuzz/$h/dict" \
+			-artifact_prefix="$TMP/art/" "$TMP/corpus" \
+			"tests/fuzz/$h/seeds" >"$TMP/out" 2>&1
+		fuzz_result "$name" $?
+	done
+}
+
+# fuzz_result NAME RC: pass on 0 without a sanitizer report, else fail
+# showing the end of libFuzzer's output (its crash report).
+fuzz_result() {
+	why=$(why_status "$2")
+	if has_sanitizer_report "$TMP/out"; then
+		fail "$1" "sanitizer report"
+		tail -n 40 "$TMP/out" | sed 's/^/    | /'
+	elif [ "$2" -ne 0 ]; then
+		fail "$1" "${why:-exit status $2}"
+		tail -n 40 "$TMP/out" | sed 's/^/    | /'
+	else
+		pass "$1"
+	fi
+}
+
+parts=${*:-unit diff errors accept fuzz}
 for part in $parts; do
 	case $part in
 	unit)	run_units ;;
 	diff)	run_diff ;;
 	errors)	run_errors ;;
 	accept)	run_accept ;;
+	fuzz)	run_fuzz ;;
 	*)	echo "run.sh: unknown part '$part'" >&2; exit 2 ;;
 	esac
 done

@@ -324,8 +324,9 @@ static void pick_from_elf(struct pick *pk)
 	pthread_mutex_lock(&img_lock);
 	dl_iterate_phdr(scan_cb, NULL);	/* objects loaded since last time */
 	for (int i = 0; i < nregions && !pk->text; i++)
-		fatbin_foreach(regions[i].p, regions[i].len, pick_entry, pk,
-			       err, sizeof(err));
+		fatbin_foreach_kind(regions[i].p, regions[i].len,
+				    FATBIN_KIND_PTX, pick_entry, pk, err,
+				    sizeof(err));
 	pthread_mutex_unlock(&img_lock);
 }
 
@@ -348,8 +349,8 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 					      img->len, &v);
 
 		consider(&pk, (const char *)img->data, img->len, a, v);
-	} else if (fatbin_foreach(img->data, img->len, pick_entry, &pk, err,
-				  sizeof(err)) < 0) {
+	} else if (fatbin_foreach_kind(img->data, img->len, FATBIN_KIND_PTX,
+				       pick_entry, &pk, err, sizeof(err)) < 0) {
 		snprintf(why, whylen, "cannot read its fatbin: %s", err);
 		return -ENOENT;
 	}

@@ -6,6 +6,10 @@
  * device maps found in the segment.
  *
  *	agent_tracer SOCKPATH AGENT.so CONFIG CMD [ARGS...]
+ *
+ * Fault modes (tests/accept/agent_faults.sh), AGENT_TRACER_FAULT=
+ *	close	close the socket right after the hello, then wait for CMD
+ *	kill	print "child PID" and SIGKILL itself right after the hello
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,6 +73,7 @@ int main(int argc, char **argv)
 		struct agent_msg m;
 		uint8_t b[1 << 17];
 	} u;
+	const char *fault = getenv("AGENT_TRACER_FAULT");
 	int lfd, fd, seg, status;
 	char segstr[16];
 	uint8_t *map;
@@ -117,6 +122,16 @@ int main(int argc, char **argv)
 		switch (u.m.type) {
 		case AGENT_MSG_HELLO:
 			printf("hello\n");
+			if (fault && !strcmp(fault, "close")) {
+				close(fd);
+				printf("closed\n");
+				goto out;
+			}
+			if (fault && !strcmp(fault, "kill")) {
+				printf("child %d\n", (int)pid);
+				fflush(stdout);
+				raise(SIGKILL);
+			}
 			send_msg(fd, AGENT_MSG_SNAPSHOT, 1);
 			break;
 		case AGENT_MSG_REPORT:
@@ -142,6 +157,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	fflush(stdout);
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

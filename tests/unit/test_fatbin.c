@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "gpucode/fatbin.h"
 #include "tests/unit/unit.h"
@@ -410,6 +411,77 @@ static void test_errors(void)
 	      "fatbin_image_kind");
 }
 
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static int count_cb(const struct fatbin_entry *e, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/*
+ * Issue 17, defect 7: a few hundred bytes of zstd that inflate to USIZE
+ * bytes of PTX-looking spaces are refused before anything is allocated
+ * once the ratio is past FATBIN_MAX_RATIO; a modest image still reads.
+ */
+static int zstd_entry(size_t usize, unsigned kind, int *n, char *err,
+		      size_t errlen)
+{
+	size_t cap = ZSTD_compressBound(usize), clen;
+	uint8_t *plain = malloc(usize), *buf = calloc(1, 16 + 64 + cap);
+	int ret = -ENOMEM;
+
+	if (!plain || !buf)
+		goto out;
+	memset(plain, ' ', usize);
+	clen = ZSTD_compress(buf + 80, cap, plain, usize, 19);
+	if (ZSTD_isError(clen))
+		goto out;
+	put32(buf + 16 + 16, (uint32_t)clen);
+	clen = (clen + 7) & ~(size_t)7;
+	put32(buf, FATBIN_MAGIC);
+	buf[4] = 1;
+	buf[6] = 16;
+	put64(buf + 8, 64 + clen);
+	buf[16] = FATBIN_KIND_PTX;
+	put32(buf + 16 + 4, 64);
+	put64(buf + 16 + 8, clen);
+	put32(buf + 16 + 28, 90);
+	put64(buf + 16 + 40, FATBIN_FLAG_64BIT | FATBIN_FLAG_ZSTD);
+	put64(buf + 16 + 56, usize);
+	*n = 0;
+	ret = fatbin_foreach_kind(buf, 80 + clen, kind, count_cb, n, err,
+				  errlen);
+out:
+	free(plain);
+	free(buf);
+	return ret;
+}
+
+static void test_bombs(void)
+{
+	char err[256] = "";
+	int n;
+
+	CHECK(zstd_entry(64 << 10, 0, &n, err, sizeof(err)) == 0 && n == 1,
+	      "zstd_small_ok");
+	CHECK(zstd_entry(32 << 20, 0, &n, err, sizeof(err)) == -EBADMSG &&
+	      strstr(err, "decompression bomb"), "zstd_bomb_refused");
+	/* a walk for cubins leaves the PTX entry compressed and unseen */
+	CHECK(zstd_entry(32 << 20, FATBIN_KIND_ELF, &n, err, sizeof(err)) == 0 &&
+	      n == 0, "zstd_other_kind_not_decompressed");
+	CHECK(zstd_entry(64 << 10, FATBIN_KIND_PTX, &n, err, sizeof(err)) == 0 &&
+	      n == 1, "zstd_kind_ptx");
+}
+
 /* Fuzzing */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -589,6 +661,7 @@ int main(void)
 	int rc;
 
 	test_errors();
+	test_bombs();
 	if (!have_nvcc()) {
 		for (const char **s = skipped; *s; s++)
 			printf("SKIP %s: no nvcc\n", *s);

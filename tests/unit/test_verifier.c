@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/ptx_lower.h"
 #include "compiler/verifier.h"
 #include "tests/unit/unit.h"
 
@@ -562,8 +563,45 @@ static void test_pruning(void)
 	free(buf);
 }
 
+/*
+ * The lowering emits every instruction, so the proof must cover them all
+ * (issue 17, defect 3): register numbers past r10 are refused even where
+ * no path goes, and what no path reaches is dropped before lowering.
+ */
+static void test_dead_code(void)
+{
+	struct bpf_insn dead[] = {
+		MOV(0, 0), JI(BPF_JEQ, 0, 0, 1),	/* always taken */
+		STX(BPF_DW, 5, 0, 0),			/* through uninit r5 */
+		RET0(),
+	};
+	struct bpf_insn want[] = {
+		MOV(0, 0), JI(BPF_JEQ, 0, 0, 1), JA(0), RET0(),
+	};
+	struct pl_opts o = { .index = 0, .mode = PL_THREAD };
+	struct pl_func fa = { 0 }, fb = { 0 };
+	char err[256];
+	int ret;
+
+	REJECT("dead r12", -EINVAL, 2, "invalid register r12",
+	       MOV(0, 0), JI(BPF_JEQ, 0, 0, 1), MOV(12, 1), RET0());
+	REJECT("dead r11 source", -EINVAL, 2, "invalid register r11",
+	       MOV(0, 0), JI(BPF_JEQ, 0, 0, 1), MOVR(0, 11), RET0());
+	REJECT("byte swap of r13", -EINVAL, 0, "invalid register r13",
+	       I(BPF_ALU | BPF_END | BPF_TO_BE, 13, 0, 0, 64), RET0());
+	ret = vf_verify_drop(dead, 5, maps, NMAPS, "t", NULL, err, sizeof(err));
+	CHECK(ret == 0, "dead store verified");
+	CHECK(!memcmp(dead, want, sizeof(want)), "dead store dropped");
+	CHECK(!pl_lower(dead, 5, maps, NMAPS, &o, &fa, err, sizeof(err)) &&
+	      !pl_lower(want, 5, maps, NMAPS, &o, &fb, err, sizeof(err)) &&
+	      !strcmp(fa.text, fb.text), "dead store not lowered");
+	pl_func_free(&fa);
+	pl_func_free(&fb);
+}
+
 int main(void)
 {
+	test_dead_code();
 	test_structure();
 	test_too_large();
 	test_too_complex();
