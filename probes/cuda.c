@@ -259,7 +259,7 @@ static int complete_parse(struct probe *p, const struct cuda_entry *e,
 	*arg = -1;
 	if (!provider_agent_lib)
 		return fail(err, errlen,
-			    "cuda:complete needs -c CMD: kernels are timed by gputrace's agent inside the target, which is not injected into running processes yet");
+			    "cuda:complete needs -c CMD or -p PID: kernels are timed by gputrace's agent inside the target");
 	if (syms_load(provider_agent_lib, &s, err, errlen))
 		return -EINVAL;
 	f = driver_func(s, AGENT_COMPLETE_SYM);
@@ -272,6 +272,23 @@ static int complete_parse(struct probe *p, const struct cuda_entry *e,
 	p->offset = f->offset;
 	user_name(p, e, glob);
 	return 0;
+}
+
+/*
+ * -p: FUNC is patched by the agent's inline hooks: the agent's wrapper
+ * (same name and arguments) gets the uprobe.  Its file offset, else 0.
+ */
+static uint64_t hooked_offset(const char *func)
+{
+	const struct syms_func *f;
+	const struct syms *s;
+	char err[256];
+
+	if (!provider_hooked_lib ||
+	    syms_load(provider_hooked_lib, &s, err, sizeof(err)))
+		return 0;
+	f = driver_func(s, func);
+	return f ? f->offset : 0;
 }
 
 static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
@@ -309,6 +326,11 @@ static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	p->path = ast_strndup(path, strlen(path));
 	p->func = (char *)e->func;
 	p->offset = f->offset;
+	if (hooked_offset(e->func)) {
+		p->path = ast_strndup(provider_hooked_lib,
+				      strlen(provider_hooked_lib));
+		p->offset = hooked_offset(e->func);
+	}
 	p->retprobe = e->lay == CL_MALLOC || e->lay == CL_PITCH ||
 		      e->lay == CL_SYNC;
 	user_name(p, e, glob);
@@ -618,6 +640,11 @@ static int add_hidden(struct cuda_shared *sh, const struct probe *p,
 	h->path = ast_strndup(sh->driver, strlen(sh->driver));
 	h->func = (char *)func;
 	h->offset = f->offset;
+	if (hooked_offset(func)) {
+		h->path = ast_strndup(provider_hooked_lib,
+				      strlen(provider_hooked_lib));
+		h->offset = hooked_offset(func);
+	}
 	h->retprobe = ret;
 	h->priv = pv;
 	h->prog_fd = -1;
@@ -712,8 +739,10 @@ static int cu_extras(struct probe *p, void *o, char *err, size_t errlen)
 	int ret = 0;
 
 	pv->sh = sh;
-	if (!sh->driver[0] && e->lay != CL_COMPLETE)
-		snprintf(sh->driver, sizeof(sh->driver), "%s", p->path);
+	if (!sh->driver[0] && e->lay != CL_COMPLETE &&
+	    cuda_find_driver(p->target_pid, sh->driver, sizeof(sh->driver),
+			     err, errlen))
+		return -EINVAL;
 	switch (e->lay) {
 	case CL_LAUNCH:
 	case CL_LAUNCH_EX:

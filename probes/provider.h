@@ -155,6 +155,14 @@ extern const char *provider_target_cmd;
 extern const char *provider_agent_lib;
 
 /*
+ * -p with the agent injected: the agent library whose exports replace
+ * the driver's hooked entry points.  Those are patched with jumps to the
+ * agent (inline hooks), where a uprobe must not go; the agent's wrapper
+ * of the same name, with the same arguments, takes it.  NULL otherwise.
+ */
+extern const char *provider_hooked_lib;
+
+/*
  * The GLOBs of OBJ's cuda:complete probes ("*" for none), in the order of
  * their bits in agent_complete_rec.match: *GLOBS (owned by OBJ's AST)
  * and their count, 0 when there is no such probe (probes/cuda.c).

@@ -9,7 +9,7 @@ set -e
 # comes from libncurses-dev, libbsd.a/libmd.a are libedit's dependencies),
 # bpftrace for the differential suite, time for the benchmarks.
 PKGS="build-essential gcc make pkg-config flex bison
-libbpf-dev libelf-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev
+libbpf-dev libelf-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
 libiberty-dev libncurses-dev libbsd-dev libmd-dev
 bpftrace time coreutils diffutils"
 

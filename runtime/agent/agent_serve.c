@@ -72,6 +72,19 @@ static void *serve(void *arg)
 		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
 		uint64_t t;
 
+		/* an attached session ended (-p): the thread goes, a new
+		 * attach starts another */
+		if (agent.attached && agent.detached && agent.sock < 0) {
+			pthread_mutex_lock(&serve_lock);
+			if (!stopping) {
+				pthread_detach(pthread_self());
+				__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+				pthread_mutex_unlock(&serve_lock);
+				return NULL;
+			}
+			pthread_mutex_unlock(&serve_lock);
+		}
+
 		if (poll(&p, agent.sock >= 0 ? 1 : 0, DRAIN_MS) > 0)
 			on_message();
 		t = now_ms();

@@ -25,7 +25,8 @@ cuLaunchCooperativeKernel_ptsz cuLaunchKernel cuLaunchKernelEx
 cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryGetKernel
 cuLibraryLoadData cuLibraryLoadFromFile cuLibraryUnload cuModuleGetFunction
 cuModuleLoad cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary
-cuModuleUnload dlsym gputrace_complete"
+cuModuleUnload dlsym gputrace_arm gputrace_attach gputrace_attach_why
+gputrace_complete"
 got=$(nm -D --defined-only "$AGENT" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" { print $3 }' | sort | tr '\n' ' ')
 [ "$got" = "$(echo $want | tr ' ' '\n' | sort | tr '\n' ' ')" ] ||
 	fail "exports differ: $got"
