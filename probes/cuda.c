@@ -282,13 +282,55 @@ static uint64_t hooked_offset(const char *func)
 {
 	const struct syms_func *f;
 	const struct syms *s;
-	char err[256];
+	char err[256], seen[128];
 
 	if (!provider_hooked_lib ||
 	    syms_load(provider_hooked_lib, &s, err, sizeof(err)))
 		return 0;
-	f = driver_func(s, func);
+	/* launches: where the agent has told the tracer the kernel's name */
+	snprintf(seen, sizeof(seen), "%s%s", AGENT_SEEN_PREFIX, func);
+	f = driver_func(s, seen);
+	if (!f)
+		f = driver_func(s, func);
 	return f ? f->offset : 0;
+}
+
+int cuda_name_handle(struct gt_object *obj, uint64_t handle,
+		     const char *name)
+{
+	const struct cuda_shared *sh = NULL;
+	uint8_t val[CUDA_NAMES_VALUE], kn[KNAME_MAX];
+	uint64_t bits, h = kname_hash(name);
+	char *base;
+	int fd;
+
+	for (int i = 0; i < obj->nprogs && !sh; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh)
+			sh = pv->sh;
+	}
+	if (!sh || sh->names_map < 0)
+		return 0;	/* no cuda:launch */
+	fd = obj->maps[sh->names_map].fd;
+	memset(val, 0, sizeof(val));
+	kname_key(val, CUDA_NAME_LEN, name);
+	base = syms_demangle(name, true);
+	bits = cuda_glob_bits(sh, name, base);
+	free(base);
+	if (!strncmp(name, KNAME_AGENT_PREFIX, strlen(KNAME_AGENT_PREFIX)))
+		bits |= 1ull << CUDA_BIT_AGENT;
+	memcpy(val + CUDA_NAME_LEN, &bits, 8);
+	if (bpf_map_update_elem(fd, &handle, val, BPF_ANY))
+		return -errno;
+	/* and the name of its key, for printing */
+	memset(kn, 0, sizeof(kn));
+	snprintf((char *)kn, sizeof(kn), "%s", name);
+	if (sh->knames_map >= 0)
+		bpf_map_update_elem(obj->maps[sh->knames_map].fd, &h, kn,
+				    BPF_ANY);
+	return 0;
 }
 
 static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)

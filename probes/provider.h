@@ -163,6 +163,15 @@ extern const char *provider_agent_lib;
 extern const char *provider_hooked_lib;
 
 /*
+ * -p: the agent met kernel HANDLE (mangled NAME), loaded before the
+ * attach: record what cuda:launch's hidden probes would have recorded at
+ * its cuModuleGetFunction (OBJ loaded).  0 or -errno.
+ */
+struct gt_object;
+int cuda_name_handle(struct gt_object *obj, uint64_t handle,
+		     const char *name);
+
+/*
  * The GLOBs of OBJ's cuda:complete probes ("*" for none), in the order of
  * their bits in agent_complete_rec.match: *GLOBS (owned by OBJ's AST)
  * and their count, 0 when there is no such probe (probes/cuda.c).

@@ -736,6 +736,8 @@ static void deliver_printf(struct agentctl *ac, const uint8_t *p, size_t n)
 	}
 }
 
+static int send_msg(struct agentctl_conn *c, uint32_t type, uint64_t seq);
+
 static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 {
 	struct agentctl_conn *c = &ac->conns[ci];
@@ -771,6 +773,19 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		break;
 	case AGENT_MSG_KNAME:
 		note_kname(ac, (const char *)pl, m.len);
+		break;
+	case AGENT_MSG_KHANDLE:
+		if (m.len > 8 && m.len < 8 + 4096) {
+			char name[4096];
+			uint64_t h;
+
+			memcpy(&h, pl, 8);
+			memcpy(name, pl + 8, m.len - 8);
+			name[m.len - 8] = 0;
+			if (ac->cb.on_khandle)
+				ac->cb.on_khandle(ac->cb.arg, h, name);
+		}
+		send_msg(c, AGENT_MSG_KHANDLE_ACK, m.seq);
 		break;
 	case AGENT_MSG_SNAPSHOT_DONE:
 		if (c->want && m.seq == c->want) {

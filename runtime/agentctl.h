@@ -55,6 +55,9 @@ struct agentctl_cb {
 	 */
 	void (*on_printf)(void *arg, uint32_t fmt, const void *args,
 			  uint32_t size);
+	/* -p: kernel HANDLE (mangled NAME) was first launched since the
+	 * attach; its name is what cuda:launch needs (then ACKed) */
+	void (*on_khandle)(void *arg, uint64_t handle, const char *name);
 	void *arg;
 };
 

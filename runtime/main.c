@@ -113,16 +113,25 @@ static void serve_agent(void *ac)
 	agentctl_poll(ac, 2);
 }
 
+struct attach_ctx {
+	struct agentctl *ac;
+	int pid;
+	bool verbose;
+};
+
 /* -p: load the agent into PID and arm its hooks. */
-static int attach_agent(struct agentctl *ac, int pid, bool verbose)
+static int attach_agent(void *arg)
 {
+	const struct attach_ctx *a = arg;
+	struct agentctl *ac = a->ac;
+	int pid = a->pid;
 	struct inject_stats st;
 	int r = inject_agent(pid, agentctl_lib(ac), agentctl_sock(ac),
 			     serve_agent, ac, &st);
 
 	if (r)
 		return r;
-	if (verbose)
+	if (a->verbose)
 		fprintf(stderr, "gputrace: agent attached to pid %d: %d hooks, "
 			"%d thread(s) moved, paused %.2f ms, %.1f ms in all\n",
 			pid, st.narmed, st.nmoved, st.pause_us / 1e3,
@@ -381,14 +390,19 @@ int main(int argc, char **argv)
 		if (agentctl_configure(ac, u, &ds))
 			goto out;
 	}
-	if (ac && sopts.pid && !dry_run && attach_agent(ac, sopts.pid,
-						       sopts.verbose))
-		goto out;
+
 	if (dry_run) {
 		ret = 0;
 		goto out;
 	}
 	sopts.agent = ac;
+	struct attach_ctx actx = { ac, sopts.pid, sopts.verbose };
+
+	if (ac && sopts.pid) {
+		/* after the probes: they see the first instrumented launch */
+		sopts.attach_agent = attach_agent;
+		sopts.attach_arg = &actx;
+	}
 	ret = session_run(u, &obj, &o, &sopts);
 out:
 	if (child.release_fd >= 0)

@@ -337,6 +337,7 @@ struct agent_kernel {
 	uintptr_t kern;		/* CUfunction from cuKernelGetFunction: its
 				 * CUkernel; else 0 */
 	enum agent_kstate state;
+	int told;		/* -p: KHANDLE 0 not sent, 1 sent, 2 ACKed */
 	int id;			/* kernel id (names table index), -1: none */
 	struct agent_inst *_Atomic insts;
 	struct agent_kernel *all_next;
@@ -427,6 +428,9 @@ void agent_complete_flush(bool final) AGENT_HIDDEN;
 void agent_complete_stop(void) AGENT_HIDDEN;
 
 /* ---- agent_serve.c: the background thread ---- */
+
+/* -p: send K's handle and name, wait (bounded) for the tracer's ACK. */
+void agent_tell_handle(struct agent_kernel *k) AGENT_HIDDEN;
 
 void agent_serve_start(void) AGENT_HIDDEN;
 void agent_serve_stop(void) AGENT_HIDDEN;

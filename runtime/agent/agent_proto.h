@@ -94,7 +94,18 @@ enum agent_msg_type {
 	AGENT_MSG_CUDA,		/* agent: this process launched a kernel (once) */
 	AGENT_MSG_KNAME,	/* agent: a kernel a clause matched: its mangled name */
 	AGENT_MSG_ATTACH,	/* tracer (-p): SCM_RIGHTS config fd, segment fd */
+	AGENT_MSG_KHANDLE,	/* agent (-p): u64 handle, mangled name: a kernel
+				 * handle first launched since the attach */
+	AGENT_MSG_KHANDLE_ACK,	/* tracer: its name is known to cuda:launch (seq) */
 };
+
+/*
+ * -p: the agent's launch wrappers call these no-op functions, with the
+ * launch's own arguments, once the handle's name has reached the tracer:
+ * cuda:launch's uprobes go there (the driver's entries are patched).
+ * The suffix is the driver entry point they stand for.
+ */
+#define AGENT_SEEN_PREFIX	"gputrace_seen_"
 
 /*
  * -p: the agent's exports the injector calls (runtime/inject.c), and its
