@@ -229,7 +229,7 @@ far:
 	return -EINVAL;
 }
 
-/* Hook the function at A with WRAPPER; SLOT gets the trampoline. */
+/* Hook the function at A with WRAPPER; SLOT, if any, gets the trampoline. */
 static int prepare_one(uint64_t a, void *wrapper, void **slot, char *err,
 		       size_t errlen)
 {
@@ -274,8 +274,10 @@ static int prepare_one(uint64_t a, void *wrapper, void **slot, char *err,
 		inl[ps->n].jmp_q = q;
 	}
 	inl[ps->n].real = slot;
-	inl[ps->n].real_was = *slot;
-	*slot = page + 16;
+	if (slot) {
+		inl[ps->n].real_was = *slot;
+		*slot = page + 16;
+	}
 	ps->n++;
 	return 0;
 }
@@ -327,7 +329,8 @@ int agent_inline_prepare(char *err, size_t errlen)
 		agent_drv.driver_get_version(&drv_ver);
 	for (int i = 0; i < agent_nhooks; i++) {
 		const struct agent_hook *h = &agent_hooks[i];
-		uint64_t a;
+		uint64_t a, exp;
+		bool launch;
 
 		/* the runtime's pointers all come from libcuda's code */
 		if (h->real == (void **)&agent_drv.get_proc ||
@@ -338,11 +341,13 @@ int agent_inline_prepare(char *err, size_t errlen)
 			nlaunch += !strncmp(h->sym, "cuLaunch", 8);
 			continue;
 		}
-		/* what cuGetProcAddress hands out, else the export: not
-		 * both, a wrapper would run twice if one calls the other */
+		/* what cuGetProcAddress hands out (the runtime's pointers),
+		 * else the export; its trampoline is the real one */
+		launch = !strncmp(h->sym, "cuLaunch", 8);
+		exp = (uint64_t)*h->real;
 		a = proc_addr(h, drv_ver);
 		if (!a)
-			a = (uint64_t)*h->real;
+			a = exp;
 		if (a == (uint64_t)h->wrapper)
 			continue;
 		if (prepare_one(a, h->wrapper, h->real, why, sizeof(why))) {
@@ -352,8 +357,13 @@ int agent_inline_prepare(char *err, size_t errlen)
 					 h->sym, why);
 			continue;
 		}
-		if (!strncmp(h->sym, "cuLaunch", 8))
-			nlaunch++;
+		nlaunch += launch;
+		/* a different export of a launch (what -lcuda programs call)
+		 * too; agent_launch keeps a launch from being seen twice when
+		 * one calls the other */
+		if (launch && exp != a &&
+		    prepare_one(exp, h->wrapper, NULL, why, sizeof(why)))
+			agent_report("cannot hook %s (export): %s", h->sym, why);
 	}
 	if (!nlaunch) {
 		snprintf(err, errlen, "no kernel launch entry point of the "

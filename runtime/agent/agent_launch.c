@@ -174,6 +174,7 @@ CUresult agent_launch(const struct agent_launch *l)
 	struct agent_kernel *k;
 	struct agent_inst *in;
 	CUcontext ctx;
+	CUresult r;
 
 	if (!agent_tracing() || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
@@ -184,12 +185,25 @@ CUresult agent_launch(const struct agent_launch *l)
 			agent_tell_handle(k);
 		seen(l);
 	}
-	if (!k || k->state != AGENT_K_MATCHED)
-		return call_real(l, l->f, l->params, l->extra);
+	/* a hooked export calling a hooked internal entry (-p) passes
+	 * straight through the second wrapper */
+	agent_in_hook++;
+	if (!k || k->state != AGENT_K_MATCHED) {
+		r = call_real(l, l->f, l->params, l->extra);
+		agent_in_hook--;
+		return r;
+	}
+	agent_in_hook--;
 	ctx = launch_ctx(l->stream);
 	in = ctx ? agent_kernel_inst(k, ctx) : NULL;
-	if (!in || !in->fn)
-		return call_real(l, l->f, l->params, l->extra);
-	return launch_inst(l, k, in);
+	agent_in_hook++;
+	if (!in || !in->fn) {
+		r = call_real(l, l->f, l->params, l->extra);
+		agent_in_hook--;
+		return r;
+	}
+	r = launch_inst(l, k, in);
+	agent_in_hook--;
+	return r;
 }
 #endif /* GT_AGENT_SO */
