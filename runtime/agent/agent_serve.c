@@ -54,6 +54,9 @@ static void on_message(void)
 	}
 	switch (u.m.type) {
 	case AGENT_MSG_SNAPSHOT:
+		/* kernels completed so far reach cuda:complete before the
+		 * maps are printed (the last ones before a -p detach) */
+		agent_complete_flush(false);
 		if (agent_ctx_snapshot(u.m.seq, false) == 0)
 			agent.snap_seq = u.m.seq;
 		agent_send_done(AGENT_MSG_SNAPSHOT_DONE, u.m.seq);

@@ -7,7 +7,8 @@
 # threads).  Checks: the inline hooks see those launches (the fake runs
 # the probe through the launch parameter: 8 warps a launch), @w = 8 x the
 # launches the program made while attached, exactly (it is paused around
-# attach and detach), cuda:launch on the agent's wrappers, the
+# attach and detach), cuda:launch:GLOB on the agent's wrappers naming a
+# kernel loaded before the attach, cuda:complete (fake CUPTI), the
 # driver's bytes restored at detach, a second and third attach on the same
 # process, a second tracer refused while one is attached, the tracer
 # SIGKILLed while attached (the program goes on, hooks restored), the
@@ -25,12 +26,16 @@
 $CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
 	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
 	fail "building the fake libcuda"
+# cuda:complete: the fake CUPTI, which the fake driver tells of each run
+$CC $W -shared -fPIC -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+	-Wl,-soname,libcupti.so.13 tests/accept/agent_fakecupti.c \
+	-o "$T/libcupti.so.13" -lpthread || fail "building the fake libcupti"
 $CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
 	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
 	fail "building agent_attachprog"
 
 PROBES='gpu:warp:vadd { @w = count(); } cuda:launch:vadd { @l = count(); }
-cuda:launch { @k[kernel] = count(); }'
+cuda:launch { @k[kernel] = count(); } cuda:complete:vadd { @c = count(); }'
 P=
 cleanup() {
 	[ -n "$P" ] && kill -TERM "$P" 2>/dev/null
@@ -58,7 +63,7 @@ file_bytes() {
 	dd if="$T/libcuda.so.1" bs=8 count=1 iflag=skip_bytes skip=$((0x$fn_off)) 2>/dev/null | od -An -tx1
 }
 
-FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" >"$T/prog.out" 2>&1 &
+LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" >"$T/prog.out" 2>&1 &
 P=$!
 i=0
 while [ ! -f "$T/ready" ]; do
@@ -133,6 +138,9 @@ attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	# patched), which names kernels loaded before the attach
 	[ "$l" = "$runs" ] || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: @l $l for $runs launches"; }
 	grep -qxF "@k[vadd]: $runs" "$T/gt$n" || { cat "$T/gt$n"; fail "attach $n: kernel not named"; }
+	# CUPTI in the agent: every run, again after a re-attach
+	c=$(awk '$1 == "@c:" { print $2 }' "$T/gt$n")
+	[ "$c" = "$runs" ] || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: cuda:complete $c for $runs runs"; }
 	sleep 0.2
 	[ "$(live_bytes)" = "$orig" ] || fail "attach $n: cuLaunchKernel not restored at detach"
 	kill -USR2 $P	# run
