@@ -435,13 +435,13 @@ int inject_agent(pid_t pid, const char *lib, const char *sock,
 	t.stack_lo = t.saved.rsp - RED_ZONE - t.stack_len;
 	if (peek(pid, t.stack_lo, t.stack_copy, t.stack_len))
 		t.stack_len = 0;
-	have = false;
-	{
-		char real[4096];
-
-		if (realpath(lib, real))
-			have = find_map(pid, strrchr(real, '/') + 1, agent,
-					sizeof(agent)) && !strcmp(agent, real);
+	have = find_map(pid, strrchr(lib, '/') + 1, agent, sizeof(agent));
+	if (have && strcmp(agent, lib)) {
+		/* two agents would both hook the driver */
+		snprintf(why, sizeof(why), "the process has another gputrace "
+			 "agent (%.200s)", agent);
+		release(&t);
+		return fail(pid, why, 0);
 	}
 	if (!have) {
 		/* RTLD_NOW | RTLD_LOCAL: our exports stay out of its scope */

@@ -19,7 +19,8 @@
 . tests/progs/agent_lib.sh
 
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
-[ -f build/libZydis.so.4.0 ] || { echo "no libZydis next to the agent"; exit 77; }
+[ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
+case $GT in /*) GTABS=$GT ;; *) GTABS=$(pwd)/$GT ;; esac
 
 # driver entry points are 16-byte aligned, as a real driver's are (then
 # detach restores their bytes; an unaligned one stays hooked, inert)
@@ -82,7 +83,7 @@ kill $S
 grep -q 'has not loaded the CUDA driver (libcuda.so.1) yet' "$T/e1" ||
 	{ cat "$T/e1"; fail "no clear refusal without libcuda"; }
 if command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$(pwd)/$GT" -p $P \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$GTABS" -p $P \
 		-e "$PROBES" >/dev/null 2>"$T/e2" && fail "-p as nobody"
 	grep -q 'root or CAP_SYS_PTRACE' "$T/e2" ||
 		{ cat "$T/e2"; fail "no clear refusal for an unprivileged user"; }
