@@ -89,6 +89,19 @@ if command -v setpriv >/dev/null; then
 		{ cat "$T/e2"; fail "no clear refusal for an unprivileged user"; }
 fi
 
+# a process holding another build's agent (preloaded, passing through)
+mkdir "$T/other" && cp "$AGENT" "$T/other/"
+LD_PRELOAD=$T/other/libgputrace-agent.so LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 \
+	"$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready2" >/dev/null 2>&1 &
+Q=$!
+i=0
+while [ ! -f "$T/ready2" ] && [ $i -lt 200 ]; do i=$((i + 1)); sleep 0.05; done
+"$GT" -p $Q -e "$PROBES" >/dev/null 2>"$T/e4" && fail "-p with two agents"
+kill -TERM $Q
+wait $Q
+grep -q "has another gputrace agent ($T/other/" "$T/e4" ||
+	{ cat "$T/e4"; fail "no clear refusal for another build's agent"; }
+
 # ---- attach (the program paused around attach and detach): exact counts
 attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	n=$1
