@@ -262,7 +262,7 @@ static int complete_parse(struct probe *p, const struct cuda_entry *e,
 			    "cuda:complete: cannot find gputrace's agent library (libgputrace-agent.so next to the gputrace binary, or $GPUTRACE_AGENT_LIB)");
 	if (!provider_agent_lib)
 		return fail(err, errlen,
-			    "cuda:complete needs -c CMD: kernels are timed by gputrace's agent inside the target, which is not injected into running processes yet");
+			    "cuda:complete needs -c CMD or -p PID: kernels are timed by gputrace's agent inside the target");
 	if (syms_load(provider_agent_lib, &s, err, errlen))
 		return -EINVAL;
 	f = driver_func(s, AGENT_COMPLETE_SYM);
@@ -274,6 +274,65 @@ static int complete_parse(struct probe *p, const struct cuda_entry *e,
 	p->func = (char *)e->func;
 	p->offset = f->offset;
 	user_name(p, e, glob);
+	return 0;
+}
+
+/*
+ * -p: FUNC is patched by the agent's inline hooks: the agent's wrapper
+ * (same name and arguments) gets the uprobe.  Its file offset, else 0.
+ */
+static uint64_t hooked_offset(const char *func)
+{
+	const struct syms_func *f;
+	const struct syms *s;
+	char err[256], seen[128];
+
+	if (!provider_hooked_lib ||
+	    syms_load(provider_hooked_lib, &s, err, sizeof(err)))
+		return 0;
+	/* launches: where the agent has told the tracer the kernel's name */
+	snprintf(seen, sizeof(seen), "%s%s", AGENT_SEEN_PREFIX, func);
+	f = driver_func(s, seen);
+	if (!f)
+		f = driver_func(s, func);
+	return f ? f->offset : 0;
+}
+
+int cuda_name_handle(struct gt_object *obj, uint64_t handle,
+		     const char *name)
+{
+	const struct cuda_shared *sh = NULL;
+	uint8_t val[CUDA_NAMES_VALUE], kn[KNAME_MAX];
+	uint64_t bits, h = kname_hash(name);
+	char *base;
+	int fd;
+
+	for (int i = 0; i < obj->nprogs && !sh; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh)
+			sh = pv->sh;
+	}
+	if (!sh || sh->names_map < 0)
+		return 0;	/* no cuda:launch */
+	fd = obj->maps[sh->names_map].fd;
+	memset(val, 0, sizeof(val));
+	kname_key(val, CUDA_NAME_LEN, name);
+	base = syms_demangle(name, true);
+	bits = cuda_glob_bits(sh, name, base);
+	free(base);
+	if (!strncmp(name, KNAME_AGENT_PREFIX, strlen(KNAME_AGENT_PREFIX)))
+		bits |= 1ull << CUDA_BIT_AGENT;
+	memcpy(val + CUDA_NAME_LEN, &bits, 8);
+	if (bpf_map_update_elem(fd, &handle, val, BPF_ANY))
+		return -errno;
+	/* and the name of its key, for printing */
+	memset(kn, 0, sizeof(kn));
+	snprintf((char *)kn, sizeof(kn), "%s", name);
+	if (sh->knames_map >= 0)
+		bpf_map_update_elem(obj->maps[sh->knames_map].fd, &h, kn,
+				    BPF_ANY);
 	return 0;
 }
 
@@ -312,6 +371,11 @@ static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	p->path = ast_strndup(path, strlen(path));
 	p->func = (char *)e->func;
 	p->offset = f->offset;
+	if (hooked_offset(e->func)) {
+		p->path = ast_strndup(provider_hooked_lib,
+				      strlen(provider_hooked_lib));
+		p->offset = hooked_offset(e->func);
+	}
 	p->retprobe = e->lay == CL_MALLOC || e->lay == CL_PITCH ||
 		      e->lay == CL_SYNC;
 	user_name(p, e, glob);
@@ -621,6 +685,11 @@ static int add_hidden(struct cuda_shared *sh, const struct probe *p,
 	h->path = ast_strndup(sh->driver, strlen(sh->driver));
 	h->func = (char *)func;
 	h->offset = f->offset;
+	if (hooked_offset(func)) {
+		h->path = ast_strndup(provider_hooked_lib,
+				      strlen(provider_hooked_lib));
+		h->offset = hooked_offset(func);
+	}
 	h->retprobe = ret;
 	h->priv = pv;
 	h->prog_fd = -1;
@@ -715,8 +784,10 @@ static int cu_extras(struct probe *p, void *o, char *err, size_t errlen)
 	int ret = 0;
 
 	pv->sh = sh;
-	if (!sh->driver[0] && e->lay != CL_COMPLETE)
-		snprintf(sh->driver, sizeof(sh->driver), "%s", p->path);
+	if (!sh->driver[0] && e->lay != CL_COMPLETE &&
+	    cuda_find_driver(p->target_pid, sh->driver, sizeof(sh->driver),
+			     err, errlen))
+		return -EINVAL;
 	switch (e->lay) {
 	case CL_LAUNCH:
 	case CL_LAUNCH_EX:

@@ -84,7 +84,7 @@ static bool gpu_has_builtin(const struct probe *p, const char *name)
 
 static int gpu_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "device probes are installed by the in-process agent, which this build does not have yet");
+	snprintf(err, errlen, "device probes are installed by the in-process agent: give the target with -c CMD or -p PID");
 	return -EOPNOTSUPP;
 }
 

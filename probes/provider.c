@@ -29,6 +29,7 @@ const struct provider *const providers[] = {
 
 const char *provider_target_cmd;
 const char *provider_agent_lib;
+const char *provider_hooked_lib;
 
 /* bpftrace's one- and two-letter provider names */
 static const struct {

@@ -155,6 +155,23 @@ extern const char *provider_target_cmd;
 extern const char *provider_agent_lib;
 
 /*
+ * -p with the agent injected: the agent library whose exports replace
+ * the driver's hooked entry points.  Those are patched with jumps to the
+ * agent (inline hooks), where a uprobe must not go; the agent's wrapper
+ * of the same name, with the same arguments, takes it.  NULL otherwise.
+ */
+extern const char *provider_hooked_lib;
+
+/*
+ * -p: the agent met kernel HANDLE (mangled NAME), loaded before the
+ * attach: record what cuda:launch's hidden probes would have recorded at
+ * its cuModuleGetFunction (OBJ loaded).  0 or -errno.
+ */
+struct gt_object;
+int cuda_name_handle(struct gt_object *obj, uint64_t handle,
+		     const char *name);
+
+/*
  * The GLOBs of OBJ's cuda:complete probes ("*" for none), in the order of
  * their bits in agent_complete_rec.match: *GLOBS (owned by OBJ's AST)
  * and their count, 0 when there is no such probe (probes/cuda.c).

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,15 +236,21 @@ static int open_socket(struct agentctl *ac)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev = { .events = EPOLLIN };
+	size_t n = strlen(ac->sock_path);
+	socklen_t len = sizeof(sa);
 
-	if (strlen(ac->sock_path) >= sizeof(sa.sun_path))
+	if (n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, ac->sock_path);
+	memcpy(sa.sun_path, ac->sock_path, n);
+	if (ac->sock_path[0] == '@') {	/* abstract: no file to open */
+		sa.sun_path[0] = 0;
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+	}
 	ac->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			 0);
 	if (ac->lfd < 0)
 		return -errno;
-	if (bind(ac->lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	if (bind(ac->lfd, (struct sockaddr *)&sa, len) ||
 	    listen(ac->lfd, 16))
 		return -errno;
 	ac->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -294,8 +301,24 @@ int agentctl_open(const struct agentctl_opts *o, struct agentctl **out)
 	}
 	if (asprintf(&ac->cfg_path, "%s/config", ac->dir) < 0)
 		ac->cfg_path = NULL;
-	if (asprintf(&ac->sock_path, "%s/sock", ac->dir) < 0)
+	if (o->attach_pid > 0) {
+		/* only the target may connect (SO_PEERCRED, accept_all);
+		 * a random part so that nobody can take the name first */
+		uint64_t rnd = 0;
+		int ufd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (ufd >= 0) {
+			if (read(ufd, &rnd, sizeof(rnd)) != sizeof(rnd))
+				rnd = 0;
+			close(ufd);
+		}
+		rnd ^= (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+		if (asprintf(&ac->sock_path, "@gputrace-%d-%016llx",
+			     (int)getpid(), (unsigned long long)rnd) < 0)
+			ac->sock_path = NULL;
+	} else if (asprintf(&ac->sock_path, "%s/sock", ac->dir) < 0) {
 		ac->sock_path = NULL;
+	}
 	err = !ac->cfg_path || !ac->sock_path ? -ENOMEM : 0;
 	if (!err) {
 		err = open_socket(ac);
@@ -320,6 +343,11 @@ fail:
 const char *const *agentctl_env(const struct agentctl *ac)
 {
 	return ac->env;
+}
+
+const char *agentctl_sock(const struct agentctl *ac)
+{
+	return ac->sock_path;
 }
 
 const char *agentctl_lib(const struct agentctl *ac)
@@ -462,7 +490,7 @@ void agentctl_free(struct agentctl *ac)
 			munmap((void *)ac->seg[r], AGENT_SEG_BYTES);
 	if (ac->seg_fd >= 0)
 		close(ac->seg_fd);
-	if (ac->sock_path)
+	if (ac->sock_path && ac->sock_path[0] != '@')
 		unlink(ac->sock_path);
 	if (ac->cfg_path)
 		unlink(ac->cfg_path);
@@ -708,6 +736,8 @@ static void deliver_printf(struct agentctl *ac, const uint8_t *p, size_t n)
 	}
 }
 
+static int send_msg(struct agentctl_conn *c, uint32_t type, uint64_t seq);
+
 static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 {
 	struct agentctl_conn *c = &ac->conns[ci];
@@ -743,6 +773,19 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		break;
 	case AGENT_MSG_KNAME:
 		note_kname(ac, (const char *)pl, m.len);
+		break;
+	case AGENT_MSG_KHANDLE:
+		if (m.len > 8 && m.len < 8 + 4096) {
+			char name[4096];
+			uint64_t h;
+
+			memcpy(&h, pl, 8);
+			memcpy(name, pl + 8, m.len - 8);
+			name[m.len - 8] = 0;
+			if (ac->cb.on_khandle)
+				ac->cb.on_khandle(ac->cb.arg, h, name);
+		}
+		send_msg(c, AGENT_MSG_KHANDLE_ACK, m.seq);
 		break;
 	case AGENT_MSG_SNAPSHOT_DONE:
 		if (c->want && m.seq == c->want) {
@@ -802,6 +845,45 @@ static int drain(struct agentctl *ac, int ci)
 	return n;
 }
 
+/*
+ * -p: a connection must come from the target itself; it gets the
+ * configuration and the segment as descriptors (AGENT_MSG_ATTACH).
+ */
+static bool attach_peer(struct agentctl *ac, int fd)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct agent_msg m = { .type = AGENT_MSG_ATTACH };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cm.b,
+			     .msg_controllen = sizeof(cm.b) };
+	struct cmsghdr *c;
+	int fds[2];
+	bool ok;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) ||
+	    cr.pid != ac->o.attach_pid)
+		return false;
+	fds[0] = open(ac->cfg_path, O_RDONLY | O_CLOEXEC);
+	fds[1] = ac->seg_fd;
+	if (fds[0] < 0)
+		return false;
+	memset(cm.b, 0, sizeof(cm.b));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	ok = sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m);
+	close(fds[0]);
+	return ok;
+}
+
 static void accept_all(struct agentctl *ac)
 {
 	for (;;) {
@@ -812,6 +894,10 @@ static void accept_all(struct agentctl *ac)
 
 		if (fd < 0)
 			return;
+		if (ac->o.attach_pid > 0 && !attach_peer(ac, fd)) {
+			close(fd);
+			continue;
+		}
 		if (ac->nconns == ac->capconns) {
 			int cap = ac->capconns ? ac->capconns * 2 : 4;
 

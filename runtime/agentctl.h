@@ -42,6 +42,9 @@ struct agentctl_opts {
 	uint32_t ring_bytes;	/* bytes each, a power of 2; 0: 256 KiB */
 	const char *const *completes;	/* cuda:complete GLOBs, bit order */
 	int ncompletes;
+	int attach_pid;		/* -p: an abstract socket only this process
+				 * may use; the configuration and segment
+				 * reach it as descriptors (docs/attach.md) */
 };
 
 struct agentctl_cb {
@@ -52,6 +55,9 @@ struct agentctl_cb {
 	 */
 	void (*on_printf)(void *arg, uint32_t fmt, const void *args,
 			  uint32_t size);
+	/* -p: kernel HANDLE (mangled NAME) was first launched since the
+	 * attach; its name is what cuda:launch needs (then ACKed) */
+	void (*on_khandle)(void *arg, uint64_t handle, const char *name);
 	void *arg;
 };
 
@@ -70,6 +76,9 @@ int agentctl_open(const struct agentctl_opts *o, struct agentctl **out);
  * by AC.
  */
 const char *const *agentctl_env(const struct agentctl *ac);
+
+/* The socket's name ("@..." for an abstract one, -p). */
+const char *agentctl_sock(const struct agentctl *ac);
 
 /* The agent library AC preloads (absolute path). */
 const char *agentctl_lib(const struct agentctl *ac);

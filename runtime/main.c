@@ -21,6 +21,7 @@
 #include "probes/provider.h"
 #include "runtime/knames.h"
 #include "runtime/agentctl.h"
+#include "runtime/inject.h"
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
 #include "runtime/list.h"
@@ -126,6 +127,37 @@ static uint64_t mono_ns(void)
 }
 
 /* Device probes, or cuda:complete (which the agent times). */
+static void serve_agent(void *ac)
+{
+	agentctl_poll(ac, 2);
+}
+
+struct attach_ctx {
+	struct agentctl *ac;
+	int pid;
+	bool verbose;
+};
+
+/* -p: load the agent into PID and arm its hooks. */
+static int attach_agent(void *arg)
+{
+	const struct attach_ctx *a = arg;
+	struct agentctl *ac = a->ac;
+	int pid = a->pid;
+	struct inject_stats st;
+	int r = inject_agent(pid, agentctl_lib(ac), agentctl_sock(ac),
+			     serve_agent, ac, &st);
+
+	if (r)
+		return r;
+	if (a->verbose)
+		fprintf(stderr, "gputrace: agent attached to pid %d: %d hooks, "
+			"%d thread(s) moved, paused %.2f ms, %.1f ms in all\n",
+			pid, st.narmed, st.nmoved, st.pause_us / 1e3,
+			st.total_us / 1e3);
+	return 0;
+}
+
 static bool needs_agent(const struct program *prog)
 {
 	char ev[64];
@@ -309,6 +341,17 @@ int main(int argc, char **argv)
 	struct sema_opts sem = { .argv = argv + optind, .argc = argc - optind,
 				 .target_pid = sopts.pid };
 
+	/* -p with device probes: the agent will be injected (docs/attach.md) */
+	if (sopts.pid && !dry_run && needs_agent(prog)) {
+		struct agentctl_opts ao = { .verbose = sopts.verbose,
+					    .attach_pid = sopts.pid };
+
+		if (inject_check(sopts.pid) || agentctl_open(&ao, &ac))
+			goto out;
+		provider_agent_lib = agentctl_lib(ac);
+		provider_hooked_lib = agentctl_lib(ac);
+	}
+
 	/* the child exists (held) before compiling: cpid and -c scoping */
 	if (cmd && !dry_run) {
 		const char *const *env = NULL;
@@ -367,6 +410,7 @@ int main(int argc, char **argv)
 		if (agentctl_configure(ac, u, &ds))
 			goto out;
 	}
+
 	if (dry_run) {
 		ret = 0;
 		goto out;
@@ -377,6 +421,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	sopts.agent = ac;
+	struct attach_ctx actx = { ac, sopts.pid, sopts.verbose };
+
+	if (ac && sopts.pid) {
+		/* after the probes: they see the first instrumented launch */
+		sopts.attach_agent = attach_agent;
+		sopts.attach_arg = &actx;
+	}
 	ret = session_run(u, &obj, &o, &sopts);
 out:
 	/* never released (compile or attach failed), or still running when

@@ -90,6 +90,14 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 		maps_val_free(&sym[nsym]);
 }
 
+/* -p: a kernel handle from before the attach, named by the agent. */
+static void on_khandle(void *arg, uint64_t handle, const char *name)
+{
+	struct session *s = arg;
+
+	cuda_name_handle(s->obj, handle, name);
+}
+
 /* A device printf record: the agent checked FMT and SIZE. */
 static void on_dev_printf(void *arg, uint32_t fmt, const void *args,
 			  uint32_t size)
@@ -276,7 +284,8 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		const struct session_opts *opts)
 {
 	struct session s = { .u = u, .obj = obj, .o = o, .ac = opts->agent };
-	struct agentctl_cb cb = { .on_printf = on_dev_printf, .arg = &s };
+	struct agentctl_cb cb = { .on_printf = on_dev_printf,
+				  .on_khandle = on_khandle, .arg = &s };
 	struct ring_buffer *rb = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct sigaction usr1 = { .sa_handler = on_usr1 };
@@ -307,6 +316,9 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	if (fire_all(&s, &provider_begin, rb))
 		goto detach;
 	if (attach_range(&s, false, opts->verbose))
+		goto detach;
+	/* -p: the agent goes in once every probe is in place */
+	if (opts->attach_agent && opts->attach_agent(opts->attach_arg))
 		goto detach;
 	if (opts->child) {
 		int e = child_release(opts->child);

@@ -20,6 +20,10 @@ struct session_opts {
 	int pid;		/* -p: exit when it exits */
 	struct child *child;	/* -c: released after attach, exit when it exits */
 	struct agentctl *agent;	/* device probes through the agent, or NULL */
+	/* -p with the agent: called once the probes are attached (they see
+	 * the first launch the agent instruments); nonzero: give up */
+	int (*attach_agent)(void *arg);
+	void *attach_arg;
 };
 
 /* Returns the program's exit status (exit(N)), or 1 on error. */

@@ -48,7 +48,8 @@ static struct {
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
 } cupti;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;		/* CUPTI opened, callbacks registered */
 static int on;			/* records flow */
 static uint64_t dropped;
 
@@ -224,13 +225,29 @@ static void start(void)
 	}
 	if (cupti.latency)	/* `queued` */
 		cupti.latency(1);
+	loaded = 1;
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 	agent_debug("cuda:complete: CUPTI, kernel records on");
 }
 
+/* Once per tracing session (-p attaches again after a detach). */
 void agent_complete_start(void)
 {
-	pthread_once(&once, start);
+	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !agent.cfg.ncompletes)
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE)) {
+		;
+	} else if (!loaded) {
+		start();
+	} else {
+		agent_in_hook++;
+		if (cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
+		    CUPTI_SUCCESS)
+			__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+		agent_in_hook--;
+	}
+	pthread_mutex_unlock(&start_lock);
 }
 
 void agent_complete_flush(bool final)

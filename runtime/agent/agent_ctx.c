@@ -677,4 +677,25 @@ void agent_ctx_stop_all(void)
 	}
 	pthread_mutex_unlock(&agent_ctx_lock);
 }
+/*
+ * A new attach (-p): the previous session's device state goes.  Its
+ * launches ended long ago in practice (their stop flag was set at the
+ * detach, and cuMemFree waits for the device); its host records stay
+ * allocated, a thread that raced the detach may still hold one.
+ */
+void agent_ctx_reset(void)
+{
+	CUcontext old;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		if (a->dead || a->failed || !agent_drv.mem_free ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		agent_drv.mem_free(a->base);
+		agent_drv.ctx_pop(&old);
+	}
+	ctxs = NULL;
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
 #endif /* GT_AGENT_SO */

@@ -35,6 +35,12 @@ static void dlsym_load(void)
 
 	if (!p)
 		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	/* dlopened (-p): libc comes before us, RTLD_NEXT finds nothing;
+	 * the global scope does not hold us (RTLD_LOCAL) */
+	if (!p)
+		p = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+	if (!p)
+		p = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
 	agent_dlsym_next = p;
 }
 

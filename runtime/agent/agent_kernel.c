@@ -581,4 +581,22 @@ out:
 	pthread_mutex_unlock(&ilock);
 	return in;
 }
+/*
+ * A new attach (-p): every handle is matched again against the new
+ * clauses.  The old table and records stay (lock-free readers).
+ */
+void agent_kernel_reset(void)
+{
+	struct ktab *t, *nt = calloc(1, sizeof(*nt) + 4096 * sizeof(nt->s[0]));
+
+	if (!nt)
+		return;
+	nt->cap = 4096;
+	pthread_mutex_lock(&klock);
+	t = atomic_load_explicit(&tab, memory_order_relaxed);
+	nt->prev = t;
+	atomic_store_explicit(&tab, nt, memory_order_release);
+	all = NULL;
+	pthread_mutex_unlock(&klock);
+}
 #endif /* GT_AGENT_SO */

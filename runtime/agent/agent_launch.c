@@ -124,22 +124,86 @@ static CUresult launch_inst(const struct agent_launch *l,
 	return r;
 }
 
+/* -p: cuda:launch's uprobes are here (AGENT_SEEN_PREFIX). */
+#define SEEN(name) __attribute__((visibility("default"), noinline, used)) \
+	void gputrace_seen_##name
+#define LARGS CUfunction f, unsigned gx, unsigned gy, unsigned gz, \
+	unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s
+SEEN(cuLaunchKernel)(LARGS, void **p, void **x) { __asm__ volatile(""); }
+SEEN(cuLaunchKernel_ptsz)(LARGS, void **p, void **x) { __asm__ volatile(""); }
+SEEN(cuLaunchCooperativeKernel)(LARGS, void **p) { __asm__ volatile(""); }
+SEEN(cuLaunchCooperativeKernel_ptsz)(LARGS, void **p)
+{
+	__asm__ volatile("");
+}
+SEEN(cuLaunchKernelEx)(const CUlaunchConfig *c, CUfunction f, void **p,
+		       void **x)
+{
+	__asm__ volatile("");
+}
+SEEN(cuLaunchKernelEx_ptsz)(const CUlaunchConfig *c, CUfunction f,
+			    void **p, void **x)
+{
+	__asm__ volatile("");
+}
+
+static void seen(const struct agent_launch *l)
+{
+	switch (l->form) {
+	case AGENT_L_EX:
+		(l->ptsz ? gputrace_seen_cuLaunchKernelEx_ptsz :
+		 gputrace_seen_cuLaunchKernelEx)(l->config, l->f, l->params,
+						 l->extra);
+		break;
+	case AGENT_L_COOP:
+		(l->ptsz ? gputrace_seen_cuLaunchCooperativeKernel_ptsz :
+		 gputrace_seen_cuLaunchCooperativeKernel)(
+			l->f, l->gx, l->gy, l->gz, l->bx, l->by, l->bz,
+			l->shmem, l->stream, l->params);
+		break;
+	default:
+		(l->ptsz ? gputrace_seen_cuLaunchKernel_ptsz :
+		 gputrace_seen_cuLaunchKernel)(l->f, l->gx, l->gy, l->gz, l->bx,
+					       l->by, l->bz, l->shmem,
+					       l->stream, l->params, l->extra);
+	}
+}
+
 CUresult agent_launch(const struct agent_launch *l)
 {
 	struct agent_kernel *k;
 	struct agent_inst *in;
 	CUcontext ctx;
+	CUresult r;
 
 	if (!agent_tracing() || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
 	agent_saw_cuda();
 	k = agent_kernel_get((uintptr_t)l->f);
-	if (!k || k->state != AGENT_K_MATCHED)
-		return call_real(l, l->f, l->params, l->extra);
+	if (agent.attached) {
+		if (k && __atomic_load_n(&k->told, __ATOMIC_ACQUIRE) != 2)
+			agent_tell_handle(k);
+		seen(l);
+	}
+	/* a hooked export calling a hooked internal entry (-p) passes
+	 * straight through the second wrapper */
+	agent_in_hook++;
+	if (!k || k->state != AGENT_K_MATCHED) {
+		r = call_real(l, l->f, l->params, l->extra);
+		agent_in_hook--;
+		return r;
+	}
+	agent_in_hook--;
 	ctx = launch_ctx(l->stream);
 	in = ctx ? agent_kernel_inst(k, ctx) : NULL;
-	if (!in || !in->fn)
-		return call_real(l, l->f, l->params, l->extra);
-	return launch_inst(l, k, in);
+	agent_in_hook++;
+	if (!in || !in->fn) {
+		r = call_real(l, l->f, l->params, l->extra);
+		agent_in_hook--;
+		return r;
+	}
+	r = launch_inst(l, k, in);
+	agent_in_hook--;
+	return r;
 }
 #endif /* GT_AGENT_SO */

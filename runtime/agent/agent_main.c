@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *once_seen;	/* hashes of the lines reported once */
 static size_t once_n, once_cap;
 static int exit_registered, exit_done, bye_sent;
+static int cuda_told;	/* AGENT_MSG_CUDA, once per session */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -198,6 +200,7 @@ void agent_detach(const char *why)
 	if (agent.detached)
 		return;
 	agent.detached = 1;
+	agent_inline_disarm();
 	agent_complete_stop();
 	agent_debug("detached (%s): original launches from now on", why);
 }
@@ -240,12 +243,15 @@ static void agent_exit(void)
 
 void agent_saw_cuda(void)
 {
-	if (__atomic_load_n(&exit_registered, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&cuda_told, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&once_lock);
 	if (!exit_registered && agent.active) {
 		atexit(agent_exit);
-		__atomic_store_n(&exit_registered, 1, __ATOMIC_RELEASE);
+		exit_registered = 1;
+	}
+	if (!cuda_told && agent.active) {
+		__atomic_store_n(&cuda_told, 1, __ATOMIC_RELEASE);
 		/* from now on a missing BYE may lose device maps */
 		agent_send(AGENT_MSG_CUDA, 0, NULL, 0);
 		agent_complete_start();
@@ -253,18 +259,25 @@ void agent_saw_cuda(void)
 	pthread_mutex_unlock(&once_lock);
 }
 
-static int connect_tracer(const char *path)
+/* PATH, or with a leading '@' an abstract name (-p: no file the target
+ * would need permission to). */
+int agent_connect_tracer(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
+	memcpy(sa.sun_path, path, n);
+	if (path[0] == '@')
+		sa.sun_path[0] = 0;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (connect(fd, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				(path[0] == '@' ? n : n + 1))) < 0) {
 		int e = -errno;
 
 		close(fd);
@@ -275,21 +288,27 @@ static int connect_tracer(const char *path)
 
 static int map_segment(const char *s)
 {
-	struct stat st;
 	char *end;
 	long fd = strtol(s, &end, 10);
-	uint64_t n;
 
 	if (*s == '\0' || *end || fd < 0 || fd > 1 << 20)
 		return -EINVAL;
-	if (fstat((int)fd, &st) < 0)
+	return agent_segment_fd((int)fd);
+}
+
+int agent_segment_fd(int fd)
+{
+	struct stat st;
+	uint64_t n;
+
+	if (fstat(fd, &st) < 0)
 		return -errno;
 	/* whole regions only, mapped once claimed */
 	if ((uint64_t)st.st_size < AGENT_SEG_BYTES)
 		return -EINVAL;
 	n = (uint64_t)st.st_size / AGENT_SEG_BYTES;
 	agent.seg_regions = n > AGENT_SEG_REGIONS ? AGENT_SEG_REGIONS : (int)n;
-	agent.seg_fd = (int)fd;
+	agent.seg_fd = fd;
 	return 0;
 }
 
@@ -305,6 +324,44 @@ static void after_fork_child(void)
 	agent.sock = -1;
 	exit_done = 1;
 	bye_sent = 1;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+void agent_fork_handler_once(void)
+{
+	pthread_once(&fork_once, fork_handler);
+}
+
+/*
+ * A new attach after a detach (-p): the previous session's socket,
+ * segment and reports are gone; the exit handler stays registered.
+ */
+void agent_session_reset(void)
+{
+	agent_sock_close();
+	if (agent.seg)
+		munmap(agent.seg, agent.seg_len);
+	if (agent.seg_fd >= 0)
+		close(agent.seg_fd);	/* and its region's lock */
+	agent.seg = NULL;
+	agent.seg_fd = -1;
+	agent.seg_region = -1;
+	agent.snap_seq = 0;
+	pthread_mutex_lock(&once_lock);
+	once_n = 0;
+	__atomic_store_n(&cuda_told, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&once_lock);
+	exit_done = 0;
+	bye_sent = 0;
+	/* the old configuration stays allocated: a launch that raced the
+	 * detach may still read it */
+	memset(&agent.cfg, 0, sizeof(agent.cfg));
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -325,7 +382,7 @@ __attribute__((constructor)) static void agent_init(void)
 		return;
 	}
 	if (sock && *sock) {
-		r = connect_tracer(sock);
+		r = agent_connect_tracer(sock);
 		if (r < 0) {
 			say("cannot connect to the tracer at %s: %s; not "
 			    "tracing", sock, strerror(-r));
@@ -338,7 +395,7 @@ __attribute__((constructor)) static void agent_init(void)
 	if (seg && *seg && (r = map_segment(seg)) < 0)
 		agent_report("cannot map the segment (fd %s): %s; device maps "
 			     "will not be collected", seg, strerror(-r));
-	pthread_atfork(NULL, NULL, after_fork_child);
+	agent_fork_handler_once();
 	agent.active = true;
 	pid = (uint32_t)agent.pid;
 	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
@@ -355,6 +412,7 @@ __attribute__((destructor)) static void agent_fini(void)
 	/* no CUDA call was ever hooked: nothing to collect, just leave */
 	if (agent.active && !exit_done) {
 		exit_done = 1;
+		agent_inline_disarm();
 		agent_serve_stop();
 		send_bye();
 	}

@@ -89,6 +89,7 @@ struct agent_state {
 	struct agent_config cfg;
 	volatile int detached;	/* stop instrumenting new launches */
 	uint64_t snap_seq;	/* last snapshot number written */
+	bool attached;		/* injected (-p): inline hooks */
 };
 
 extern struct agent_state agent AGENT_HIDDEN;
@@ -113,6 +114,27 @@ bool agent_seg_claim(void) AGENT_HIDDEN;
 int agent_send_done(uint32_t type, uint64_t seq) AGENT_HIDDEN;
 /* The tracer went away or asked us to: originals from now on. */
 void agent_detach(const char *why) AGENT_HIDDEN;
+/* Connect to the tracer's socket PATH ('@': abstract); fd or -errno. */
+int agent_connect_tracer(const char *path) AGENT_HIDDEN;
+/* Note the shared segment FD (whole regions); 0 or -errno. */
+int agent_segment_fd(int fd) AGENT_HIDDEN;
+/* After fork and for -p: pthread_atfork handler, installed once. */
+void agent_fork_handler_once(void) AGENT_HIDDEN;
+
+/* ---- agent_inline.c: inline hooks (-p) ---- */
+extern struct agent_patches agent_patches AGENT_HIDDEN;
+/* Trampolines for every hooked entry point; agent_drv slots point at
+ * them.  0, or -errno with the reason in ERR. */
+int agent_inline_prepare(char *err, size_t errlen) AGENT_HIDDEN;
+/* Write the jumps (every other thread stopped); the number written. */
+int agent_inline_arm(void) AGENT_HIDDEN;
+/* Original bytes back (hooks stay prepared for the next attach). */
+void agent_inline_disarm(void) AGENT_HIDDEN;
+/* ---- agent_kernel.c / agent_ctx.c: a new attach starts afresh ---- */
+void agent_kernel_reset(void) AGENT_HIDDEN;
+void agent_ctx_reset(void) AGENT_HIDDEN;
+/* ---- agent_main.c: state of one tracing session, for re-attach ---- */
+void agent_session_reset(void) AGENT_HIDDEN;
 
 /* ---- agent_drv.c: the real driver ---- */
 
@@ -315,6 +337,7 @@ struct agent_kernel {
 	uintptr_t kern;		/* CUfunction from cuKernelGetFunction: its
 				 * CUkernel; else 0 */
 	enum agent_kstate state;
+	int told;		/* -p: KHANDLE 0 not sent, 1 sent, 2 ACKed */
 	int id;			/* kernel id (names table index), -1: none */
 	struct agent_inst *_Atomic insts;
 	struct agent_kernel *all_next;
@@ -405,6 +428,9 @@ void agent_complete_flush(bool final) AGENT_HIDDEN;
 void agent_complete_stop(void) AGENT_HIDDEN;
 
 /* ---- agent_serve.c: the background thread ---- */
+
+/* -p: send K's handle and name, wait (bounded) for the tracer's ACK. */
+void agent_tell_handle(struct agent_kernel *k) AGENT_HIDDEN;
 
 void agent_serve_start(void) AGENT_HIDDEN;
 void agent_serve_stop(void) AGENT_HIDDEN;

@@ -93,6 +93,45 @@ enum agent_msg_type {
 	AGENT_MSG_BYE,		/* agent: the process exits; final snapshot in the segment */
 	AGENT_MSG_CUDA,		/* agent: this process launched a kernel (once) */
 	AGENT_MSG_KNAME,	/* agent: a kernel a clause matched: its mangled name */
+	AGENT_MSG_ATTACH,	/* tracer (-p): SCM_RIGHTS config fd, segment fd */
+	AGENT_MSG_KHANDLE,	/* agent (-p): u64 handle, mangled name: a kernel
+				 * handle first launched since the attach */
+	AGENT_MSG_KHANDLE_ACK,	/* tracer: its name is known to cuda:launch (seq) */
+};
+
+/*
+ * -p: the agent's launch wrappers call these no-op functions, with the
+ * launch's own arguments, once the handle's name has reached the tracer:
+ * cuda:launch's uprobes go there (the driver's entries are patched).
+ * The suffix is the driver entry point they stand for.
+ */
+#define AGENT_SEEN_PREFIX	"gputrace_seen_"
+
+/*
+ * -p: the agent's exports the injector calls (runtime/inject.c), and its
+ * table of inline hooks, read by the injector to move a thread stopped
+ * inside the bytes being replaced into the trampoline (docs/attach.md).
+ */
+#define AGENT_SYM_ATTACH	"gputrace_attach"	/* int (const char *sock) */
+#define AGENT_SYM_WHY		"gputrace_attach_why"	/* const char *(void) */
+#define AGENT_SYM_ARM		"gputrace_arm"	/* struct agent_patches *(void) */
+#define AGENT_MAX_PATCHES	64
+
+struct agent_patch {
+	uint64_t addr;		/* the driver function's entry */
+	uint64_t tramp;		/* its displaced instructions, relocated */
+	uint8_t len;		/* bytes displaced (>= 5) */
+	uint8_t n;		/* instructions displaced */
+	uint8_t off[8];		/* their offsets at addr */
+	uint8_t toff[8];	/* and in the trampoline */
+	uint8_t armed;
+	uint8_t pad[5];
+};
+
+struct agent_patches {
+	uint32_t n;
+	uint32_t pad;
+	struct agent_patch v[AGENT_MAX_PATCHES];
 };
 
 struct agent_msg {

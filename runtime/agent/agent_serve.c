@@ -21,6 +21,9 @@
 #define COMPLETE_MS 100	/* cuda:complete records reach the tracer */
 
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ack_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t ack_seq, tell_seq;
 static pthread_t thread;
 static int started, stopping;
 
@@ -51,9 +54,19 @@ static void on_message(void)
 	}
 	switch (u.m.type) {
 	case AGENT_MSG_SNAPSHOT:
+		/* kernels completed so far reach cuda:complete before the
+		 * maps are printed (the last ones before a -p detach) */
+		agent_complete_flush(false);
 		if (agent_ctx_snapshot(u.m.seq, false) == 0)
 			agent.snap_seq = u.m.seq;
 		agent_send_done(AGENT_MSG_SNAPSHOT_DONE, u.m.seq);
+		break;
+	case AGENT_MSG_KHANDLE_ACK:
+		pthread_mutex_lock(&ack_lock);
+		if (u.m.seq > ack_seq)
+			ack_seq = u.m.seq;
+		pthread_cond_broadcast(&ack_cond);
+		pthread_mutex_unlock(&ack_lock);
 		break;
 	case AGENT_MSG_DETACH:
 		agent_detach("the tracer detached");
@@ -72,6 +85,19 @@ static void *serve(void *arg)
 		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
 		uint64_t t;
 
+		/* an attached session ended (-p): the thread goes, a new
+		 * attach starts another */
+		if (agent.attached && agent.detached && agent.sock < 0) {
+			pthread_mutex_lock(&serve_lock);
+			if (!stopping) {
+				pthread_detach(pthread_self());
+				__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+				pthread_mutex_unlock(&serve_lock);
+				return NULL;
+			}
+			pthread_mutex_unlock(&serve_lock);
+		}
+
 		if (poll(&p, agent.sock >= 0 ? 1 : 0, DRAIN_MS) > 0)
 			on_message();
 		t = now_ms();
@@ -85,6 +111,55 @@ static void *serve(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * -p: a handle first launched since the attach.  cuda:launch's programs
+ * read its name from a map the hidden probes fill at cuModuleGetFunction
+ * time, which came before the attach: the tracer fills it now, and this
+ * launch waits for that (once per handle; at most 200 ms) so that it is
+ * counted with its name.
+ */
+void agent_tell_handle(struct agent_kernel *k)
+{
+	uint8_t buf[8 + 4096];
+	size_t n = strlen(k->mangled);
+	struct timespec dl;
+	uint64_t seq = 0;
+	int zero = 0;
+	bool mine = __atomic_compare_exchange_n(&k->told, &zero, 1, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE);
+
+	if (mine) {
+		if (n > sizeof(buf) - 8)
+			n = sizeof(buf) - 8;
+		memcpy(buf, &k->handle, 8);
+		memcpy(buf + 8, k->mangled, n);
+		seq = __atomic_add_fetch(&tell_seq, 1, __ATOMIC_RELAXED);
+		if (agent_send(AGENT_MSG_KHANDLE, seq, buf, 8 + n)) {
+			__atomic_store_n(&k->told, 2, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += 200 * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	/* other threads launching it wait for the same ACK */
+	pthread_mutex_lock(&ack_lock);
+	while (!agent.detached &&
+	       (mine ? ack_seq < seq :
+		__atomic_load_n(&k->told, __ATOMIC_ACQUIRE) != 2) &&
+	       pthread_cond_timedwait(&ack_cond, &ack_lock, &dl) == 0)
+		;
+	if (mine) {
+		__atomic_store_n(&k->told, 2, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&ack_cond);
+	}
+	pthread_mutex_unlock(&ack_lock);
 }
 
 void agent_serve_start(void)

@@ -6,7 +6,10 @@
 # files compile to nothing, so the tracer never exports our dlsym/cu*
 # wrappers).  zstd and lz4 are linked statically (their Debian archives
 # are PIC) and hidden, so the target's own copies are not interposed;
-# libelf is not needed: the agent reads images from memory.  Needs
+# libelf is not needed: the agent reads images from memory.
+# -Bsymbolic-functions: our wrappers' addresses are our own even when we
+# are dlopened behind libcuda (-p), whose exports come first in the
+# global scope.  Needs
 # cuda.h (types only; the driver is opened at run time).
 
 CUDA_HOME ?= /usr/local/cuda
@@ -23,6 +26,20 @@ AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -MMD -MP -I. -I$(AGENT_CUDA_INC) -fPIC \
 	-fvisibility=hidden -DGT_AGENT_SO
 AGENT_LIBS := -Wl,-Bstatic -lzstd -llz4 -Wl,-Bdynamic -ldl -lpthread
+# -p's inline hooks decode x86 with Zydis (libzydis-dev).  Debian packages
+# no static libZydis, so the agent dlopens it when it is injected: a copy
+# goes next to the agent (carry it with the agent to a machine without
+# libzydis4); -c needs none of it.
+ZYDIS_SO := $(firstword $(wildcard /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null)/libZydis.so.4.0 /usr/lib/libZydis.so.4.0))
+ifneq ($(wildcard /usr/include/Zydis/Zydis.h),)
+AGENT_CFLAGS += -DGT_HAVE_ZYDIS
+endif
+ifneq ($(ZYDIS_SO),)
+AGENT_ZYDIS := $(BUILD)/libZydis.so.4.0
+EXTRA_ALL += $(AGENT_ZYDIS)
+$(AGENT_ZYDIS): $(ZYDIS_SO)
+	cp -L $< $@
+endif
 
 ifneq ($(wildcard $(AGENT_CUDA_INC)/cuda.h),)
 EXTRA_ALL += $(AGENT_SO)
@@ -36,7 +53,8 @@ $(BUILD)/pic/%.o: %.c
 
 $(AGENT_SO): $(AGENT_OBJS)
 	$(CC) $(AGENT_OPT) -shared -o $@ $(AGENT_OBJS) \
-		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,now $(AGENT_LIBS)
+		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,now \
+		-Wl,-Bsymbolic-functions $(AGENT_LIBS)
 
 agent: $(AGENT_SO)
 

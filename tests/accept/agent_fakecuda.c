@@ -286,7 +286,9 @@ static void run_probe(const struct agent_launch_param *p, uint64_t warps)
 		return;
 	}
 	slot = (uint64_t *)(uintptr_t)(p->hot[0] + DEVRT_LINE);
-	slot[2] += warps;	/* the count */
+	/* the count; atomic as on the GPU (agent_attachprog launches
+	 * from two threads) */
+	__atomic_fetch_add(&slot[2], warps, __ATOMIC_RELAXED);
 }
 
 /* Tell a loaded fake CUPTI that kernel NAME ran. */

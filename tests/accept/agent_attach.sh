@@ -1,0 +1,179 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# gputrace -p with device probes, without a GPU (docs/attach.md): the
+# agent injected with ptrace into a running program on the fake libcuda.so.1
+# (agent_fakecuda.c), which took its entry points before the attach
+# (agent_attachprog.c: cuGetProcAddress pointers and direct calls, two
+# threads).  Checks: the inline hooks see those launches (the fake runs
+# the probe through the launch parameter: 8 warps a launch), @w = 8 x the
+# launches the program made while attached, exactly (it is paused around
+# attach and detach), cuda:launch:GLOB on the agent's wrappers naming a
+# kernel loaded before the attach, cuda:complete (fake CUPTI), the
+# driver's bytes restored at detach, a second and third attach on the same
+# process, a second tracer refused while one is attached, the tracer
+# SIGKILLed while attached (the program goes on, hooks restored), the
+# configuration 0600 and the socket abstract, the refusals (no libcuda
+# yet; an unprivileged user).  Needs root (ptrace of a process that is not
+# our child, and BPF for cuda:launch).  Exit 0 pass, 1 fail, 77 skip.
+
+. tests/progs/agent_lib.sh
+
+[ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
+[ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
+case $GT in /*) GTABS=$GT ;; *) GTABS=$(pwd)/$GT ;; esac
+
+# driver entry points are 16-byte aligned, as a real driver's are (then
+# detach restores their bytes; an unaligned one stays hooked, inert)
+$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
+	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
+	fail "building the fake libcuda"
+# cuda:complete: the fake CUPTI, which the fake driver tells of each run
+$CC $W -shared -fPIC -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+	-Wl,-soname,libcupti.so.13 tests/accept/agent_fakecupti.c \
+	-o "$T/libcupti.so.13" -lpthread || fail "building the fake libcupti"
+$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
+	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
+	fail "building agent_attachprog"
+
+PROBES='gpu:warp:vadd { @w = count(); } cuda:launch:vadd { @l = count(); }
+cuda:launch { @k[kernel] = count(); } cuda:complete:vadd { @c = count(); }'
+P=
+cleanup() {
+	[ -n "$P" ] && kill -TERM "$P" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+wait_for() {	# wait_for FILE PATTERN: up to 10 s
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 1
+		sleep 0.05
+	done
+}
+
+# the first 8 bytes of the fake's cuLaunchKernel, in the process / the file
+fn_off=$(nm -D --defined-only "$T/libcuda.so.1" | awk '$3 == "cuLaunchKernel" { print $1 }')
+live_bytes() {
+	base=$(awk -v f="$T/libcuda.so.1" '$6 == f && $3 == "00000000" { print $1; exit }' /proc/$P/maps)
+	addr=$(( 0x${base%%-*} + 0x$fn_off ))
+	dd if=/proc/$P/mem bs=8 count=1 iflag=skip_bytes skip=$addr 2>/dev/null | od -An -tx1
+}
+file_bytes() {
+	dd if="$T/libcuda.so.1" bs=8 count=1 iflag=skip_bytes skip=$((0x$fn_off)) 2>/dev/null | od -An -tx1
+}
+
+LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" >"$T/prog.out" 2>&1 &
+P=$!
+i=0
+while [ ! -f "$T/ready" ]; do
+	i=$((i + 1))
+	[ $i -gt 200 ] && fail "the program did not start"
+	sleep 0.05
+done
+orig=$(file_bytes)
+[ "$(live_bytes)" = "$orig" ] || fail "cuLaunchKernel differs before any attach"
+
+# ---- refusals: no driver yet; another user
+sleep 30 &
+S=$!
+"$GT" -p $S -e "$PROBES" >/dev/null 2>"$T/e1" && fail "-p of a process without libcuda"
+kill $S
+grep -q 'has not loaded the CUDA driver (libcuda.so.1) yet' "$T/e1" ||
+	{ cat "$T/e1"; fail "no clear refusal without libcuda"; }
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$GTABS" -p $P \
+		-e "$PROBES" >/dev/null 2>"$T/e2" && fail "-p as nobody"
+	grep -q 'root or CAP_SYS_PTRACE' "$T/e2" ||
+		{ cat "$T/e2"; fail "no clear refusal for an unprivileged user"; }
+fi
+
+# a process holding another build's agent (preloaded, passing through)
+mkdir "$T/other" && cp "$AGENT" "$T/other/"
+LD_PRELOAD=$T/other/libgputrace-agent.so LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 \
+	"$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready2" >/dev/null 2>&1 &
+Q=$!
+i=0
+while [ ! -f "$T/ready2" ] && [ $i -lt 200 ]; do i=$((i + 1)); sleep 0.05; done
+"$GT" -p $Q -e "$PROBES" >/dev/null 2>"$T/e4" && fail "-p with two agents"
+kill -TERM $Q
+wait $Q
+grep -q "has another gputrace agent ($T/other/" "$T/e4" ||
+	{ cat "$T/e4"; fail "no clear refusal for another build's agent"; }
+
+# ---- attach (the program paused around attach and detach): exact counts
+attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
+	n=$1
+	np=$(grep -c '^paused at' "$T/prog.out")
+	kill -USR1 $P	# pause
+	i=0
+	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && fail "the program does not pause"
+		sleep 0.05
+	done
+	before=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
+	TMPDIR=$T "$GT" ${GTV:-} -p $P -e "$PROBES" >"$T/gt$n" 2>"$T/gte$n" &
+	G=$!
+	wait_for "$T/gt$n" 'Attaching' || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
+	[ "$(live_bytes)" = "$orig" ] && fail "attach $n: cuLaunchKernel not patched"
+	if [ "$n" = 1 ]; then
+		# security: config 0600 in a private directory, abstract socket
+		cfg=$(ls "$T"/gputrace.*/config)
+		[ "$(stat -c %a "$cfg")" = 600 ] || fail "config mode $(stat -c %a "$cfg")"
+		ls "$T"/gputrace.*/sock 2>/dev/null && fail "a socket file exists"
+		grep -q "@gputrace-$G-" /proc/net/unix || fail "no abstract socket"
+		# a second tracer is refused while one is attached
+		"$GT" -p $P -e "$PROBES" >/dev/null 2>"$T/e3" && fail "second tracer attached"
+		grep -q 'another gputrace is tracing this process' "$T/e3" ||
+			{ cat "$T/e3"; fail "no clear refusal for a second tracer"; }
+	fi
+	kill -USR2 $P	# run
+	sleep 1
+	np=$(grep -c '^paused at' "$T/prog.out")
+	kill -USR1 $P	# pause
+	i=0
+	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && fail "the program does not pause"
+		sleep 0.05
+	done
+	after=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
+	kill -INT $G
+	wait $G || { cat "$T/gte$n"; fail "attach $n: gputrace failed"; }
+	w=$(awk '$1 == "@w:" { print $2 }' "$T/gt$n")
+	l=$(awk '$1 == "@l:" { print $2 }' "$T/gt$n")
+	runs=$((after - before))
+	[ "$runs" -gt 100 ] || fail "attach $n: too few launches: $runs"
+	# every launch while attached, whole: 8 warps each
+	[ "$w" = $((8 * runs)) ] || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: @w $w != 8 x $runs launches"; }
+	# cuda:launch:GLOB sits in the agent (the driver's entries are
+	# patched), which names kernels loaded before the attach
+	[ "$l" = "$runs" ] || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: @l $l for $runs launches"; }
+	grep -qxF "@k[vadd]: $runs" "$T/gt$n" || { cat "$T/gt$n"; fail "attach $n: kernel not named"; }
+	# CUPTI in the agent: every run, again after a re-attach
+	c=$(awk '$1 == "@c:" { print $2 }' "$T/gt$n")
+	[ "$c" = "$runs" ] || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: cuda:complete $c for $runs runs"; }
+	sleep 0.2
+	[ "$(live_bytes)" = "$orig" ] || fail "attach $n: cuLaunchKernel not restored at detach"
+	kill -USR2 $P	# run
+}
+attach_once 1
+attach_once 2
+attach_once 3
+
+# ---- the tracer SIGKILLed while attached: the program goes on, unhooked
+TMPDIR=$T "$GT" -p $P -e "$PROBES" >"$T/gt9" 2>"$T/gte9" &
+G=$!
+wait_for "$T/gt9" 'Attaching' || { cat "$T/gte9"; fail "attach before SIGKILL"; }
+sleep 0.3
+kill -KILL $G
+wait $G 2>/dev/null
+sleep 0.5
+[ "$(live_bytes)" = "$orig" ] || fail "cuLaunchKernel not restored after the tracer was killed"
+kill -TERM $P
+wait $P || { cat "$T/prog.out"; fail "the program failed"; }
+P=
+grep -q '^launches [0-9]* failures 0$' "$T/prog.out" || { cat "$T/prog.out"; fail "program result"; }
+exit 0

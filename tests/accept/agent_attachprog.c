@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The target of tests/accept/agent_attach.sh: a long-running program on
+ * the (fake) driver that gputrace -p attaches to.  It takes its entry
+ * points like the CUDA runtime (dlsym of cuGetProcAddress_v2, then
+ * pointers), loads FATBIN and launches KERNEL (4 blocks x 64 threads: 8
+ * warps) from two threads, one through the pointers (legacy and per-thread
+ * stream kinds alternating), one calling cuLaunchKernel directly as -lcuda
+ * programs do, each every millisecond.  The fatbin (ATTACH_FATBIN, a path
+ * at build time) is embedded in a `.nv_fatbin` section as nvcc does: an
+ * agent that comes after the load finds its PTX there.
+ *
+ *	agent_attachprog KERNEL READY_FILE
+ *
+ * READY_FILE is created once the module is loaded and the threads run.
+ * SIGUSR1 pauses the launches, SIGUSR2 resumes them (a paused program is
+ * quiet, so a test can compare counts exactly); pausing prints "paused at N", N
+ * the launches so far.  SIGTERM ends it, printing "launches N failures F"
+ * (every launch, and those that did not return CUDA_SUCCESS).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef CUresult (*gpa_fn)(const char *, void **, int, uint64_t, int *);
+typedef CUresult (*load_fn)(void **, const void *);
+typedef CUresult (*getfn_fn)(void **, void *, const char *);
+typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned,
+			      unsigned, unsigned, unsigned, unsigned, void *,
+			      void **, void **);
+
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
+			unsigned, unsigned, unsigned, void *, void **,
+			void **);
+
+static volatile sig_atomic_t paused, done;
+static long launches, failures;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static launch_fn launch, launch_ptsz;
+static void *fn;
+
+static void on_usr1(int sig __attribute__((unused)))
+{
+	paused = 1;
+}
+
+static void on_usr2(int sig __attribute__((unused)))
+{
+	paused = 0;
+}
+
+static void on_term(int sig __attribute__((unused)))
+{
+	done = 1;
+}
+
+__asm__(".section .nv_fatbin, \"a\"\n"
+	".balign 16\n"
+	"attach_fatbin:\n"
+	".incbin \"" ATTACH_FATBIN "\"\n"
+	".previous\n");
+extern const char attach_fatbin[];
+
+static void *loop(void *arg)
+{
+	float a[4] = { 0 };
+	uint64_t pa = (uintptr_t)a;
+	int n = 256, direct = arg != NULL;
+	void *params[] = { &pa, &pa, &pa, &n };
+	struct timespec ms = { 0, 1000000 };
+	sigset_t s;
+
+	sigfillset(&s);		/* signals go to the main thread */
+	pthread_sigmask(SIG_SETMASK, &s, NULL);
+	for (long i = 0; !done; i++) {
+		CUresult r;
+
+		if (paused) {
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		if (direct)
+			r = cuLaunchKernel(fn, 4, 1, 1, 64, 1, 1, 0, NULL,
+					   params, NULL);
+		else
+			r = (i & 1 ? launch_ptsz : launch)(fn, 4, 1, 1, 64, 1,
+							   1, 0, NULL, params,
+							   NULL);
+		pthread_mutex_lock(&lock);
+		if (r)
+			failures++;
+		else
+			launches++;
+		pthread_mutex_unlock(&lock);
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction su = { .sa_handler = on_usr1 },
+			 sr = { .sa_handler = on_usr2 },
+			 st = { .sa_handler = on_term };
+	pthread_t t[2];
+	void *h, *mod = NULL;
+	gpa_fn gpa;
+	load_fn load;
+	getfn_fn getfn;
+	FILE *f;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: agent_attachprog KERNEL READY\n");
+		return 2;
+	}
+	sigaction(SIGUSR1, &su, NULL);
+	sigaction(SIGUSR2, &sr, NULL);
+	sigaction(SIGTERM, &st, NULL);
+	h = dlopen("libcuda.so.1", RTLD_NOW);
+	gpa = h ? (gpa_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
+	if (!gpa || gpa("cuModuleLoadData", (void **)&load, 12000, 0, NULL) ||
+	    gpa("cuModuleGetFunction", (void **)&getfn, 12000, 0, NULL) ||
+	    gpa("cuLaunchKernel", (void **)&launch, 12000, 0, NULL) ||
+	    gpa("cuLaunchKernel", (void **)&launch_ptsz, 12000, 2, NULL) ||
+	    load(&mod, attach_fatbin) || getfn(&fn, mod, argv[1])) {
+		fprintf(stderr, "cannot set up %s\n", argv[1]);
+		return 1;
+	}
+	if (pthread_create(&t[0], NULL, loop, NULL) ||
+	    pthread_create(&t[1], NULL, loop, (void *)1))
+		return 1;
+	f = fopen(argv[2], "w");
+	if (f)
+		fclose(f);
+	while (!done) {
+		int was = paused;
+
+		pause();
+		if (paused && !was) {
+			/* let launches in flight return, then say how many */
+			struct timespec ms20 = { 0, 20000000 };
+			long n;
+
+			nanosleep(&ms20, NULL);
+			pthread_mutex_lock(&lock);
+			n = launches;
+			pthread_mutex_unlock(&lock);
+			printf("paused at %ld\n", n);
+			fflush(stdout);
+		}
+	}
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	printf("launches %ld failures %ld\n", launches, failures);
+	return failures != 0;
+}
