@@ -95,15 +95,6 @@ static void node_sub_done(struct node_sub *s)
 		free(s->params);
 }
 
-/* Call the real F or fail as an old driver would. */
-#define REAL(f) \
-	do { \
-		if (agent_drv_init()) \
-			return CUDA_ERROR_NOT_INITIALIZED; \
-		if (!agent_drv.f) \
-			return CUDA_ERROR_NOT_SUPPORTED; \
-	} while (0)
-
 /*
  * Run CALL with the node parameters in P (type T, V2 layout or not)
  * swapped for their instrumented form when a clause matches the kernel.

@@ -168,15 +168,6 @@ CUresult gt_get_proc_v2(const char *sym, void **pfn, int ver,
 
 /* ---------------------------------------------------------- loads -- */
 
-/* Call the real F or fail as an old driver would. */
-#define REAL(f) \
-	do { \
-		if (agent_drv_init()) \
-			return CUDA_ERROR_NOT_INITIALIZED; \
-		if (!agent_drv.f) \
-			return CUDA_ERROR_NOT_SUPPORTED; \
-	} while (0)
-
 EXPORT CUresult gt_module_load(CUmodule *, const char *)
 	__asm__("cuModuleLoad");
 CUresult gt_module_load(CUmodule *m, const char *path)

@@ -253,6 +253,15 @@ extern const int agent_nhooks AGENT_HIDDEN;
 /* The real dlsym, for our own look-ups. */
 void *agent_real_dlsym(void *handle, const char *name) AGENT_HIDDEN;
 
+/* In a hook: call the real F or fail as an old driver would. */
+#define REAL(f) \
+	do { \
+		if (agent_drv_init()) \
+			return CUDA_ERROR_NOT_INITIALIZED; \
+		if (!agent_drv.f) \
+			return CUDA_ERROR_NOT_SUPPORTED; \
+	} while (0)
+
 /* Resolve the real driver (libcuda.so.1) once: 0, -ENOENT (no driver). */
 int agent_drv_init(void) AGENT_HIDDEN;
 /* 0 when every entry point instrumentation needs exists, else -errno. */
