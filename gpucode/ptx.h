@@ -154,6 +154,13 @@ struct ptx_splice_req {
 	const char *exit;	/* before each ret/exit of a matched kernel */
 	unsigned flags;
 	int min_major, min_minor;	/* raise .version to at least this */
+	/*
+	 * Nonzero: a matched kernel with no .maxnreg of its own gets
+	 * `.maxnreg MAXNREG`.  The JIT's register cap (--maxrregcount,
+	 * CU_JIT_MAX_REGISTERS) is ignored for kernels with launch bounds
+	 * (.maxntid, .minnctapersm); the directive is not.
+	 */
+	unsigned maxnreg;
 };
 
 /*

@@ -420,6 +420,22 @@ static int splice_params(struct job *j, const struct ptx_func *f)
 	return add_edit(j, f->last_param_end, 0, &b);
 }
 
+/* `.maxnreg N` among F's performance directives, unless it has one. */
+static int splice_maxnreg(struct job *j, const struct ptx_func *f)
+{
+	const char *t = j->m->text;
+	size_t from = f->rparen ? f->rparen : f->name_end;
+	struct sb b = { 0 };
+
+	if (!j->req->maxnreg || !f->body_open)
+		return 0;
+	for (size_t i = from; i + 8 <= f->body_open; i++)
+		if (!memcmp(t + i, ".maxnreg", 8))
+			return 0;
+	sb_printf(&b, ".maxnreg %u\n", j->req->maxnreg);
+	return add_edit(j, f->body_open, 0, &b);
+}
+
 static bool matches(const struct ptx_splice_req *req, const char *name)
 {
 	if (req->match)
@@ -527,6 +543,7 @@ static int plan(struct job *j, int *count)
 			continue;
 		}
 		if ((rc = splice_params(j, f)) ||
+		    (rc = splice_maxnreg(j, f)) ||
 		    (rc = splice_entry(j, f, j->uniq++)) ||
 		    (req->exit && (rc = splice_exits(j, f))))
 			return rc;

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -117,25 +118,88 @@ static int zydis_open(char *err, size_t errlen)
 	return 0;
 }
 
-/* An executable page within +-2 GiB of A (below it: libraries are
- * mapped top down, the space under one is usually free). */
+/* The free page nearest to A in the gap [LO, HI), or 0 if none is
+ * within reach of a rel32 jump from A (a page's worth of slack). */
+static uint64_t gap_pick(uint64_t lo, uint64_t hi, uint64_t a, uint64_t pg)
+{
+	const uint64_t reach = (1ull << 31) - 2 * pg;
+	uint64_t c;
+
+	if (lo < 1ull << 20)
+		lo = 1ull << 20;	/* above vm.mmap_min_addr */
+	lo = (lo + pg - 1) & ~(pg - 1);
+	hi &= ~(pg - 1);
+	if (hi < lo + pg)
+		return 0;
+	c = hi <= a ? hi - pg : lo;	/* the end nearest to A */
+	if (lo <= a && a < hi)
+		c = a & ~(pg - 1);
+	if ((c < a && a - c > reach) || (c > a && c - a > reach))
+		return 0;
+	return c;
+}
+
+/*
+ * An executable page within +-2 GiB of A.  The gaps come from
+ * /proc/self/maps, nearest first: the CUDA runtime reserves large
+ * address ranges, and the space right under libcuda can be taken, so a
+ * blind walk downwards ran out of candidates.
+ */
 static uint8_t *near_page(uint64_t a)
 {
-	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t tried[64];
+	int ntried = 0;
 
-	for (uint64_t d = 1ull << 20; d < (1ull << 31) - (1ull << 20);
-	     d += 1ull << 20) {
-		uint64_t want = (a - d) & ~(uint64_t)(pg - 1);
+	for (int round = 0; round < 64; round++) {
+		uint64_t prev_end = 0, lo, hi, best = 0, bestd = ~0ull, c, d;
+		char line[512];
+		FILE *f = fopen("/proc/self/maps", "re");
 		void *p;
+		bool seen;
 
-		if (want > a)
-			break;
-		p = mmap((void *)want, (size_t)pg,
+		if (!f)
+			return NULL;
+		for (;;) {
+			bool last = !fgets(line, sizeof(line), f);
+
+			if (last) {
+				lo = prev_end;
+				hi = 1ull << 47;
+			} else if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo,
+					  &hi) == 2) {
+				uint64_t end = hi;
+
+				hi = lo;
+				lo = prev_end;
+				prev_end = end;
+			} else {
+				continue;
+			}
+			c = gap_pick(lo, hi, a, pg);
+			d = c > a ? c - a : a - c;
+			seen = false;
+			for (int i = 0; i < ntried; i++)
+				seen |= tried[i] == c;
+			if (c && !seen && d < bestd) {
+				best = c;
+				bestd = d;
+			}
+			if (last)
+				break;
+		}
+		fclose(f);
+		if (!best)
+			return NULL;
+		p = mmap((void *)best, (size_t)pg,
 			 PROT_READ | PROT_WRITE | PROT_EXEC,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 			 -1, 0);
-		if (p != MAP_FAILED)
+		if (p == (void *)best)
 			return p;
+		if (p != MAP_FAILED)	/* a kernel without NOREPLACE */
+			munmap(p, (size_t)pg);
+		tried[ntried++] = best;	/* another thread took it */
 	}
 	return NULL;
 }

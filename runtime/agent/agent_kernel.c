@@ -379,12 +379,6 @@ static char *clause_text(const struct agent_kernel *k, bool exit)
 	return s;
 }
 
-/*
- * The register cap for K's instrumented copy: what the original uses, but
- * at least 32 (a thread may use 32 without costing occupancy), so that
- * the probes spill on their own rare path instead of making every block
- * of the kernel take more registers.  0: no cap (unknown).
- */
 /* Attribute A of K's original on DEV; 0 when the driver cannot say. */
 static int orig_attr(const struct agent_kernel *k, CUfunction_attribute a,
 		     CUdevice dev)
@@ -407,12 +401,22 @@ static int copy_attr(CUfunction f, CUfunction_attribute a)
 	return n > 0 ? n : 0;
 }
 
+/*
+ * The register cap for K's instrumented copy: what the original uses,
+ * rounded up to the allocation unit (8 a thread: 256 a warp) and at least
+ * 32 (a thread may use 32 without costing occupancy), so that the probes
+ * spill on their own rare path instead of making every block of the
+ * kernel take more registers.  0: no cap (unknown).
+ */
 static unsigned reg_cap(const struct agent_kernel *k, CUdevice dev)
 {
 	int n = orig_attr(k, CU_FUNC_ATTRIBUTE_NUM_REGS, dev);
 
 	if (n <= 0)
 		return 0;
+	n = (n + 7) & ~7;
+	if (n > 255)
+		n = 255;
 	return n < 32 ? 32 : (unsigned)n;
 }
 
@@ -477,6 +481,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	req.flags = PTX_SPLICE_ONLY_MATCHED | PTX_SPLICE_PRUNE;
 	req.min_major = (int)agent.cfg.ptx_major;
 	req.min_minor = (int)agent.cfg.ptx_minor;
+	req.maxnreg = reg_cap(k, dev);
 	if (ptx_splice(l.m, &req, &l.out, err, sizeof(err)) <= 0) {
 		snprintf(why, whylen, "cannot splice the probes: %s",
 			 l.out ? "no kernel matched" : err);
@@ -488,7 +493,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		goto out;
 	}
 	t0 = now_ms();
-	if (agent_jit(l.out, sm, reg_cap(k, dev), &in->mod, &hit, err,
+	if (agent_jit(l.out, sm, req.maxnreg, &in->mod, &hit, err,
 		      sizeof(err)) < 0) {
 		snprintf(why, whylen, "JIT failed: %s", err);
 		goto out;

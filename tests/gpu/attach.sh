@@ -69,7 +69,8 @@ free0=$(field free)
 thr0=$(field threads)
 "$GT" -v -p $P -e "$PROBES" >"$T/gt1" 2>"$T/gte1" &
 G=$!
-wait_for "$T/gt1" 'Attaching' || { cat "$T/gte1"; bad "attach" "no probes live"; }
+# live once the agent's hooks are armed (-v says so), not at "Attaching"
+wait_for "$T/gte1" 'agent attached to pid' || { cat "$T/gte1"; bad "attach" "no probes live"; }
 kill -USR2 $P
 sleep 3
 pause

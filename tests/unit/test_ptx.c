@@ -570,6 +570,48 @@ static void test_splice_options(void)
 	ptx_free(m);
 }
 
+/* A register cap the JIT honours even with launch bounds: .maxnreg. */
+static void test_splice_maxnreg(void)
+{
+	static const char *const names[] = { "first", "third", NULL };
+	static const char capped[] =
+		".version 7.0\n.target sm_80\n.address_size 64\n"
+		".visible .entry k()\n.maxnreg 24\n{\n\tret;\n}\n";
+	struct ptx_module *m;
+	char err[256], *out = NULL;
+	struct ptx_splice_req req = { .names = names, .exit = "\tnop;\n",
+				      .maxnreg = 40 };
+	int rc;
+
+	if (ptx_parse(hand, strlen(hand), &m, err, sizeof(err)))
+		return;
+	rc = ptx_splice(m, &req, &out, err, sizeof(err));
+	CHECK(rc == 2 && contains(out, ".minnctapersm 2\n.maxnreg 40\n{"),
+	      "maxnreg/after the launch bounds");
+	CHECK(contains(out, "third_param_0\n)\n.maxnreg 40\n{") ||
+	      contains(out, ".maxnreg 40\n{\n\t.reg .b32 \t%r<2>;"),
+	      "maxnreg/a kernel without directives");
+	CHECK(count_of(out, ".maxnreg") == 2, "maxnreg/matched kernels only");
+	free(out);
+	out = NULL;
+	req.maxnreg = 0;
+	rc = ptx_splice(m, &req, &out, err, sizeof(err));
+	CHECK(rc == 2 && !contains(out, ".maxnreg"), "maxnreg/none unless asked");
+	free(out);
+	out = NULL;
+	ptx_free(m);
+
+	if (ptx_parse(capped, strlen(capped), &m, err, sizeof(err)))
+		return;
+	req.names = NULL;
+	req.maxnreg = 40;
+	rc = ptx_splice(m, &req, &out, err, sizeof(err));
+	CHECK(rc == 1 && count_of(out, ".maxnreg") == 1 &&
+	      contains(out, ".maxnreg 24"), "maxnreg/the kernel's own kept");
+	free(out);
+	ptx_free(m);
+}
+
 static void test_errors(void)
 {
 	static const struct { const char *name, *text, *want; } cases[] = {
@@ -1034,6 +1076,7 @@ int main(void)
 	test_splice_deferred();
 	test_prune();
 	test_splice_options();
+	test_splice_maxnreg();
 	test_errors();
 	test_nvcc();
 	UNIT_END();
