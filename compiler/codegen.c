@@ -836,7 +836,8 @@ static void gen_agg(struct cg *g, struct node *assign)
 	else
 		gen_int(g, call->args);
 	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, x));
-	key = gen_key(g, lv, m);
+	/* per kernel: the launch says where its slot is (kmaps.c) */
+	key = g->device && m->per_kernel ? NO_KEY : gen_key(g, lv, m);
 	if (g->device) {
 		map_arg(g, m);
 		key_ptr(g, BPF_REG_2, key);

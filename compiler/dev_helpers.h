@@ -11,6 +11,7 @@
 #ifndef GT_DEV_HELPERS_H
 #define GT_DEV_HELPERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GT_DH_BASE 0x4000
@@ -94,6 +95,8 @@ struct gt_dev_map {
 	int id;
 	uint32_t key_size;
 	uint32_t value_size;
+	bool per_kernel;	/* count()/hist() keyed by the kernel only: no
+				 * key passed, the keyless inline path */
 };
 
 #endif

@@ -16,6 +16,7 @@ struct gt_dev_map *device_maps(const struct unit *u)
 	for (const struct map_sym *m = u->maps; m; m = m->next) {
 		dm[m->index].id = m->index;
 		dm[m->index].key_size = m->key ? m->key->size : 0;
+		dm[m->index].per_kernel = m->per_kernel;
 		/* aggregation values belong to the device runtime */
 		dm[m->index].value_size =
 			m->val && m->val->kind != T_AGG ? m->val->size : 8;

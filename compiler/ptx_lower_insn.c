@@ -536,7 +536,13 @@ static int call(struct pl_ctx *c, size_t i)
 
 		if (r1->kind == PK_CONST)
 			m = pl_map(c, r1->val);
-		if (m && !m->key_size &&
+		if (m && m->per_kernel && id != GT_DH_AGG_COUNT &&
+		    id != GT_DH_AGG_HIST)
+			return pl_fail(c, -EINVAL, i, "map %d is kept per "
+				       "kernel: count() and hist() only",
+				       m->id);
+		/* per kernel: the launch's hot words address its slot */
+		if (m && (!m->key_size || m->per_kernel) &&
 		    (id == GT_DH_AGG_COUNT || id == GT_DH_AGG_HIST ||
 		     id == GT_DH_AGG_SMLOAD)) {
 			agg0_inline(c, r1->val, id == GT_DH_AGG_COUNT ? AI_COUNT :

@@ -1094,6 +1094,7 @@ int sema_check(struct program *prog, const struct sema_opts *opts,
 	}
 	if (diag_errors() != err0)
 		goto fail;
+	sema_mark_kernel_maps(u);
 	*out = u;
 	return 0;
 fail:

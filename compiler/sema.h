@@ -23,6 +23,8 @@ struct map_sym {
 	struct type *val;	/* NULL until assigned */
 	int64_t lmin, lmax, lstep;	/* lhist */
 	bool host, device;	/* written by host / device clauses */
+	bool per_kernel;	/* device @m[kernel] = count()/hist() only
+				 * (kmaps.c): a slot per kernel */
 	int index;
 	struct map_sym *next;
 };
@@ -83,6 +85,9 @@ struct sema_opts {
 int sema_check(struct program *prog, const struct sema_opts *opts,
 	       struct unit **out);
 void unit_free(struct unit *u);
+
+/* Set map_sym.per_kernel (compiler/kmaps.c); sema_check calls it. */
+void sema_mark_kernel_maps(struct unit *u);
 /* -d types */
 void sema_dump(FILE *f, const struct unit *u);
 

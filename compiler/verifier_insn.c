@@ -630,7 +630,8 @@ static int check_arg(struct vf_env *v, struct vf_state *st,
 		if (!m)
 			return vf_fail(v, -EINVAL, "%s: helper table has a "
 				       "key or value without a map", h);
-		if (d->args[i] == GT_DHA_KEY && m->key_size == 0) {
+		if (d->args[i] == GT_DHA_KEY &&
+		    (m->key_size == 0 || m->per_kernel)) {
 			/* nothing is read: NULL or any pointer will do */
 			if (vf_is_null(r) || r->type == VT_STACK ||
 			    r->type == VT_MAP_VALUE)

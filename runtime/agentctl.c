@@ -31,6 +31,7 @@
 #define DEF_RING_BYTES	(256u << 10)
 #define KEYED_CAPACITY	4096u		/* bpftrace's default map size */
 #define MAX_SHARDS	32u
+#define KERNEL_CAPACITY	1024u		/* AGENT_MAX_KERNELS */
 #define SHARD_BUDGET	(16ull << 20)	/* bytes of one map, all shards */
 #define MAX_PACKET	(64u << 20)
 
@@ -70,8 +71,12 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 		return 0;
 	}
 	d->flags = m->val->is_signed ? DEVRT_F_SIGNED : 0;
+	if (m->per_kernel)
+		d->flags |= DEVRT_F_KERNEL;
 	d->key_size = m->key ? m->key->size : 0;
-	d->capacity = m->key ? KEYED_CAPACITY : 1;
+	/* per kernel: a slot for each kernel that can be named */
+	d->capacity = m->per_kernel ? KERNEL_CAPACITY :
+		      m->key ? KEYED_CAPACITY : 1;
 	d->nshards = 1;
 	if (d->kind == DEVRT_K_PLAIN)
 		d->value_size = m->val->size;
@@ -88,7 +93,7 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	if (d->kind != DEVRT_K_PLAIN && d->kind != DEVRT_K_SMLOAD) {
 		/* without key a shard is a few lines: one per SM (smid %
 		 * 256), so each SM's warps update lines of their own */
-		d->nshards = d->key_size ? MAX_SHARDS : 256;
+		d->nshards = d->key_size && !m->per_kernel ? MAX_SHARDS : 256;
 		while (d->nshards > 1 &&
 		       d->nshards * t.shard_bytes > SHARD_BUDGET)
 			d->nshards /= 2;

@@ -135,7 +135,7 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	uint32_t nmaps = (uint32_t)agent.cfg.nmaps;
 	uint32_t nrings = rings_ok() ? agent.cfg.nrings : 0;
 	uint32_t rb = nrings ? agent.cfg.ring_bytes : 0;
-	size_t off, rings_off, names_off, *moff;
+	size_t off, rings_off, names_off, scratch_off, *moff;
 	struct devrt_ctx *c;
 	CUdevice dev;
 	uint8_t *img;
@@ -164,6 +164,9 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	off += align256(devrt_rings_bytes(nrings, rb));
 	names_off = off;
 	off += (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES;
+	/* a hist's words past a slot header: where slotless kernels add */
+	scratch_off = off;
+	off += align256(DEVRT_LINE + 16 + DEVRT_HIST_BUCKETS * 8);
 	a->bytes = off;
 	img = calloc(1, off);
 	a->tails = calloc(nrings + 1, sizeof(*a->tails));
@@ -187,6 +190,7 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	a->d_ctx = a->base;
 	a->d_rings = a->base + rings_off;
 	a->d_names = a->base + names_off;
+	a->d_scratch = a->base + scratch_off;
 	c = (struct devrt_ctx *)img;
 	c->magic = DEVRT_MAGIC;
 	c->gpu = (uint64_t)a->gpu;
@@ -256,6 +260,80 @@ struct agent_actx *agent_ctx_get(CUcontext ctx, char *err, size_t errlen)
 	if (started)
 		agent_serve_start();	/* printf draining */
 	return a;
+}
+
+/*
+ * Claim slot I of per-kernel map D for key KEY in every shard: state
+ * (full, the key's hash), live 0, the key.  Nothing on the device probes
+ * these tables (every update comes through the hot words), so the slot
+ * is simply the next free one.  Under agent_ctx_lock, A's context current.
+ */
+static int write_kslot(struct agent_actx *a, const struct devrt_map_desc *d,
+		       uint32_t i, const uint8_t *key)
+{
+	uint8_t hdr[16 + AGENT_NAME_BYTES];
+	uint64_t st, h = 0;
+	int ok = 1;
+
+	if (d->key_size > AGENT_NAME_BYTES)
+		return -EINVAL;
+	for (uint32_t k = 0; k < d->key_size; k++)
+		h = (h ^ key[k]) * 0x100000001b3ull;
+	st = h | DEVRT_SLOT_FULL;
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, &st, 8);
+	memcpy(hdr + 16, key, d->key_size);
+	for (uint32_t s = 0; s < d->nshards && ok; s++)
+		ok = agent_drv.htod_async(d->base + (CUdeviceptr)s * d->shard_bytes +
+					  DEVRT_LINE + (CUdeviceptr)i * d->slot_bytes,
+					  hdr, 16 + d->key_size, a->stream) ==
+		     CUDA_SUCCESS;
+	/* hdr is on our stack: the copies finish before we return */
+	if (agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+		ok = 0;
+	return ok ? 0 : -EIO;
+}
+
+void agent_ctx_kernel_hot(struct agent_actx *a, int id, const char *name,
+			  uint64_t hot[2 * DEVRT_HOT_MAPS])
+{
+	uint8_t key[AGENT_NAME_BYTES];
+	int nmaps = agent.cfg.nmaps < DEVRT_HOT_MAPS ? agent.cfg.nmaps :
+		    DEVRT_HOT_MAPS;
+
+	memcpy(hot, a->hot, sizeof(a->hot));
+	kname_key(key, sizeof(key), name);
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (int m = 0; m < nmaps; m++) {
+		const struct devrt_map_desc *d = &a->descs[m];
+		uint32_t slot = 0;
+
+		if (!(d->flags & DEVRT_F_KERNEL) || d->kind == DEVRT_K_NONE)
+			continue;
+		if (!a->kslot)
+			a->kslot = calloc(DEVRT_HOT_MAPS, sizeof(*a->kslot));
+		if (a->kslot && id >= 0 && id < AGENT_MAX_KERNELS)
+			slot = a->kslot[m][id];
+		if (!slot && a->kslot && id >= 0 && id < AGENT_MAX_KERNELS &&
+		    a->kused[m] < d->capacity &&
+		    write_kslot(a, d, a->kused[m], key) == 0)
+			slot = a->kslot[m][id] = (uint16_t)++a->kused[m];
+		if (!slot) {
+			agent_report_once("%s is not counted in map %d: no slot "
+					  "left for another kernel", name, m);
+			/* shard stride 0: every update lands in the scratch */
+			hot[2 * m] = a->d_scratch - DEVRT_LINE - 16;
+			hot[2 * m + 1] = 0;
+			continue;
+		}
+		/* the inline update adds at base + shard + LINE + 16: the
+		 * slot's value words follow its state, live and key */
+		hot[2 * m] = d->base + (uint64_t)(slot - 1) * d->slot_bytes +
+			     (d->key_size + 7) / 8 * 8;
+		hot[2 * m + 1] = d->shard_bytes |
+				 (uint64_t)(d->nshards - 1) << 32;
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
 }
 
 void agent_ctx_name(int id, const char *name)

@@ -522,6 +522,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		k->id = kernel_id(k->mangled);
 	if (k->id >= 0)
 		agent_ctx_name(k->id, k->mangled);
+	agent_ctx_kernel_hot(in->actx, k->id, k->mangled, in->hot);
 	agent_report("instrumented %s [gpu %d]: %s %.1f ms", k->pretty, gpu,
 		     hit ? "cached" : "jit", now_ms() - t0);
 	agent_debug("%s: PTX for compute_%u, %d parameters, context "

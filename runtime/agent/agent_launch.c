@@ -68,7 +68,7 @@ void agent_param_fill(struct agent_launch_param *p,
 			       (uint64_t)in->actx->clock_off;
 	}
 	p->kernel = (uint64_t)(k->id < 0 ? 0 : k->id);
-	memcpy(p->hot, in->actx->hot, sizeof(p->hot));
+	memcpy(p->hot, in->hot, sizeof(p->hot));
 }
 
 void **agent_params_append(void **params, int n, void *p, void **small,

@@ -327,6 +327,7 @@ struct agent_inst {
 	int nparams;
 	size_t ctx_off;		/* of the launch parameter in a param buffer */
 	bool launch_ns;		/* a probe reads it: take the time at launch */
+	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* its launches' hot words */
 };
 
 enum agent_kstate {
@@ -382,6 +383,8 @@ int agent_jit(const char *ptx, unsigned sm, unsigned maxreg, CUmodule *mod,
 
 /* ---- agent_ctx.c: device state per CUcontext ---- */
 
+#define AGENT_MAX_KERNELS 1024	/* names table entries per context */
+
 struct agent_actx {
 	struct agent_actx *next;
 	CUcontext ctx;
@@ -393,6 +396,10 @@ struct agent_actx {
 	CUdeviceptr d_ctx, d_rings, d_names;
 	struct devrt_map_desc *descs;	/* completed, device bases */
 	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* launch parameter's hot words */
+	CUdeviceptr d_scratch;	/* updates of kernels without a slot */
+	uint16_t (*kslot)[AGENT_MAX_KERNELS];	/* per hot map: kernel id ->
+						 * slot + 1 (DEVRT_F_KERNEL) */
+	uint32_t kused[DEVRT_HOT_MAPS];
 	uint64_t *tails;	/* per ring: bytes consumed */
 	struct devrt_ring_hdr *hdrs;	/* host copies of the ring headers */
 	uint8_t *rbuf;		/* one ring's host copy */
@@ -403,7 +410,6 @@ struct agent_actx {
 	bool failed;		/* setup failed: instrument nothing here */
 };
 
-#define AGENT_MAX_KERNELS 1024	/* names table entries per context */
 #define AGENT_NAME_BYTES DEVRT_NAME_BYTES
 
 extern pthread_mutex_t agent_ctx_lock AGENT_HIDDEN;
@@ -421,6 +427,14 @@ void agent_ctx_retire_device(CUdevice dev) AGENT_HIDDEN;
 void agent_ctx_sync_all(void) AGENT_HIDDEN;
 /* Set every context's stop flag. */
 void agent_ctx_stop_all(void) AGENT_HIDDEN;
+/*
+ * HOT = A's hot words, with the slot of kernel ID (mangled NAME) in each
+ * map kept per kernel (DEVRT_F_KERNEL), claimed and written into every
+ * shard the first time.  A kernel that gets no slot (the map is full)
+ * updates a scratch line nobody reads; reported once.
+ */
+void agent_ctx_kernel_hot(struct agent_actx *a, int id, const char *name,
+			  uint64_t hot[2 * DEVRT_HOT_MAPS]) AGENT_HIDDEN;
 /* Copy every map into the segment as snapshot SEQ; 0 or -errno. */
 int agent_ctx_snapshot(uint64_t seq, bool final) AGENT_HIDDEN;
 /* Drain the printf rings: to the tracer, or stderr standalone. */

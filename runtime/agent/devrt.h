@@ -50,6 +50,13 @@ enum devrt_op {
 
 /* descriptor flags */
 #define DEVRT_F_SIGNED	1u	/* min/max compare as signed */
+/*
+ * Keyed by the kernel alone (compiler/kmaps.c): the agent writes each
+ * kernel's key into one slot of every shard and the launch addresses
+ * that slot through its hot words; probes add to it without setting the
+ * live word, so a nonzero value says the entry exists.
+ */
+#define DEVRT_F_KERNEL	2u
 
 /*
  * One device map.  The agent fills kind, flags, key_size, value_size

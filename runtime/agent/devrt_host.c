@@ -167,7 +167,9 @@ static int ent_cmp(const void *a, const void *b)
  */
 static bool counted(const struct devrt_map_desc *d, const uint8_t *val)
 {
-	if (d->key_size || (d->kind != DEVRT_K_COUNT &&
+	/* per kernel (DEVRT_F_KERNEL): the same inline updates, keyed */
+	if ((d->key_size && !(d->flags & DEVRT_F_KERNEL)) ||
+	    (d->kind != DEVRT_K_COUNT &&
 			    d->kind != DEVRT_K_HIST && d->kind != DEVRT_K_SMLOAD))
 		return false;
 	for (uint32_t i = 0; i < d->nwords; i++)

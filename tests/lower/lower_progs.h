@@ -61,7 +61,7 @@ static inline void lp_maps(struct gt_dev_map *m)
 {
 	for (int i = 0; i < LM_N; i++)
 		m[i] = (struct gt_dev_map){ i, lp_mapdefs[i].key_size,
-					    lp_mapdefs[i].value_size };
+					    lp_mapdefs[i].value_size, false };
 }
 
 struct lp_prog {

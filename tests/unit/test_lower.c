@@ -598,6 +598,39 @@ static void test_host_merge(void)
 	free(img);
 }
 
+/*
+ * A map kept per kernel (DEVRT_F_KERNEL): the agent fills each kernel's
+ * slot ahead (state, key; live 0) and probes add to its value without
+ * setting live.  Only kernels whose counts moved are entries.
+ */
+static void test_host_kernel_map(void)
+{
+	struct devrt_map_desc pk = { .kind = DEVRT_K_COUNT,
+				     .flags = DEVRT_F_KERNEL, .key_size = 8,
+				     .nshards = 2, .capacity = 4 };
+	uint64_t got[9] = { 0 };
+	uint8_t *img;
+
+	devrt_map_layout(&pk);
+	img = calloc(1, devrt_map_bytes(&pk));
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < 2; i++) {
+			put(slot_of(&pk, img, s, i), 0, DEVRT_SLOT_FULL | 9);
+			put(slot_of(&pk, img, s, i), 2, (uint64_t)i + 1);
+		}
+	CHECK(devrt_map_foreach(&pk, img, collect, got) == 0,
+	      "kernel_map_filled_not_counted");
+	put(slot_of(&pk, img, 0, 1), 3, 5);	/* key 2: 5 + 6 */
+	put(slot_of(&pk, img, 1, 1), 3, 6);
+	CHECK(devrt_map_foreach(&pk, img, collect, got) == 1 &&
+	      got[5] == 11, "kernel_map_counted");
+	pk.flags = 0;	/* an ordinary keyed map needs the live word */
+	memset(got, 0, sizeof(got));
+	CHECK(devrt_map_foreach(&pk, img, collect, got) == 0,
+	      "keyed_map_needs_live");
+	free(img);
+}
+
 struct recs {
 	int n;
 	uint32_t fmt[4], size[4];
@@ -676,6 +709,7 @@ int main(void)
 	test_budget();
 	test_host_layout();
 	test_host_merge();
+	test_host_kernel_map();
 	test_host_ring();
 	for (int i = 0; i < LP_NPROGS; i++)
 		pl_func_free(&f[i]);

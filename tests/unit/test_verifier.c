@@ -38,11 +38,11 @@
 			MOV(1, 1)
 #define LOOKUP()	KEY8(), CALL(GT_DH_MAP_LOOKUP)
 
-/* id key value */
+/* id key value per_kernel */
 static const struct gt_dev_map maps[] = {
-	{ 1, 8, 8 },		/* @x[u64] = u64 */
-	{ 2, 0, 16 },		/* @y = (u64, u64), no key */
-	{ 7, 16, 8 },		/* @z[u64, u64] */
+	{ 1, 8, 8, false },	/* @x[u64] = u64 */
+	{ 2, 0, 16, false },	/* @y = (u64, u64), no key */
+	{ 7, 16, 8, false },	/* @z[u64, u64] */
 };
 #define NMAPS ((int)(sizeof(maps) / sizeof(maps[0])))
 
