@@ -610,6 +610,10 @@ static void gen_strncmp(struct cg *g, struct node *n)
 	for (int i = 0; i < ns; i++)
 		patch(g, same[i]);
 	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	if (!nd) {	/* strncmp(a, b, 0): nothing to differ */
+		g->sp = save;
+		return;
+	}
 	j = jmp_fwd(g, I_JA(0));
 	for (int i = 0; i < nd; i++)
 		patch(g, differ[i]);
