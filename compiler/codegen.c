@@ -18,13 +18,16 @@
 #include "probes/provider.h"
 
 #define STACK_MAX 512
+#define GT_JOIN_ARGS 16	/* bpftrace 0.17's join_argnum */
 #define MAP_MAX_ENTRIES 4096
 
 enum {
 	H_MAP_LOOKUP = 1, H_MAP_UPDATE = 2, H_MAP_DELETE = 3,
-	H_KTIME = 5, H_CPU = 8, H_PID_TGID = 14, H_UID_GID = 15, H_COMM = 16,
-	H_PROBE_READ_USER = 112, H_PROBE_READ_USER_STR = 114,
-	H_RINGBUF_OUTPUT = 130,
+	H_KTIME = 5, H_RAND = 7, H_CPU = 8, H_PID_TGID = 14, H_UID_GID = 15,
+	H_COMM = 16, H_CURTASK = 35, H_NUMAID = 42, H_CGROUP = 80,
+	H_SEND_SIGNAL = 109, H_PROBE_READ_USER = 112,
+	H_PROBE_READ_USER_STR = 114, H_RINGBUF_OUTPUT = 130,
+	H_RINGBUF_RESERVE = 131, H_RINGBUF_SUBMIT = 132,
 };
 
 struct cg {
@@ -41,6 +44,15 @@ struct cg {
 	struct loc loc;		/* of the clause, for errors */
 	struct loc stmt_loc;	/* of the statement being generated */
 	bool too_far;		/* a jump past 16 bits was reported */
+	struct loop *loop;	/* the innermost while loop */
+};
+
+/* A while loop being generated: where continue goes, what break patches */
+struct loop {
+	size_t top;
+	int *breaks;
+	int nbreaks;
+	struct loop *outer;
 };
 
 #define NO_KEY 1	/* gen_key's answer for a device map without key */
@@ -373,7 +385,8 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
 		else
 			emit(g, I_MOV32_REG(BPF_REG_0, BPF_REG_0));
-	} else if (!strcmp(b, "uid") || !strcmp(b, "gid")) {
+	} else if (!strcmp(b, "uid") || !strcmp(b, "gid") ||
+		   !strcmp(b, "username")) {
 		emit(g, I_CALL(H_UID_GID));
 		if (b[0] == 'g')
 			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
@@ -387,6 +400,16 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 		emit(g, I_ALU64_REG(BPF_SUB, BPF_REG_0, BPF_REG_1));
 	} else if (!strcmp(b, "cpu")) {
 		emit(g, I_CALL(H_CPU));
+	} else if (!strcmp(b, "rand")) {
+		emit(g, I_CALL(H_RAND));
+	} else if (!strcmp(b, "curtask")) {
+		emit(g, I_CALL(H_CURTASK));
+	} else if (!strcmp(b, "cgroup")) {
+		emit(g, I_CALL(H_CGROUP));
+	} else if (!strcmp(b, "numaid")) {
+		emit(g, I_CALL(H_NUMAID));
+	} else if (!strcmp(b, "ctx")) {
+		emit(g, I_MOV64_REG(BPF_REG_0, BPF_REG_6));
 	} else if (!strcmp(b, "cpid")) {
 		emit_ld64(g, BPF_REG_0, g->opts->cpid);
 	} else {
@@ -421,6 +444,182 @@ static void gen_streq(struct cg *g, int a, int b)
 		patch(g, fails[i]);
 	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
 	patch(g, j);
+}
+
+static int elem_bytes(const struct type *ptr)
+{
+	return ptr->elem->bytes > 0 ? ptr->elem->bytes : 1;
+}
+
+/* r0 OP r1 where one or both are pointers: C's scaling by the element */
+static void gen_ptr_arith(struct cg *g, struct node *n)
+{
+	const struct type *a = n->a->type, *b = n->b->type;
+	int op = n->op == B_ADD ? BPF_ADD : BPF_SUB;
+
+	if (a->kind == T_PTR && b->kind == T_PTR) {
+		emit(g, I_ALU64_REG(BPF_SUB, BPF_REG_0, BPF_REG_1));
+		emit(g, I_ALU64_IMM(BPF_DIV, BPF_REG_0, elem_bytes(a)));
+		return;
+	}
+	if (a->kind == T_PTR)
+		emit(g, I_ALU64_IMM(BPF_MUL, BPF_REG_1, elem_bytes(a)));
+	else
+		emit(g, I_ALU64_IMM(BPF_MUL, BPF_REG_0, elem_bytes(b)));
+	emit(g, I_ALU64_REG(op, BPF_REG_0, BPF_REG_1));
+}
+
+/* Keep the low BYTES of r0, sign-extended when SGN. */
+static void narrow(struct cg *g, int bytes, bool sgn)
+{
+	if (bytes >= 8)
+		return;
+	if (sgn) {
+		emit(g, I_ALU64_IMM(BPF_LSH, BPF_REG_0, 64 - 8 * bytes));
+		emit(g, I_ALU64_IMM(BPF_ARSH, BPF_REG_0, 64 - 8 * bytes));
+	} else if (bytes == 4) {
+		emit(g, I_MOV32_REG(BPF_REG_0, BPF_REG_0));
+	} else {
+		emit(g, I_ALU64_IMM(BPF_AND, BPF_REG_0, (1 << (8 * bytes)) - 1));
+	}
+}
+
+/* r0 = the user-memory address of N (*p, p->f, s.f, a[i]) */
+static void gen_addr(struct cg *g, struct node *n)
+{
+	int save = g->sp, t;
+
+	switch (n->kind) {
+	case N_DEREF:
+		gen_int(g, n->a);
+		break;
+	case N_FIELD:
+		/* a pointer, or a struct, which is its address */
+		gen_int(g, n->a);
+		if (n->ival)
+			emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_0, (int32_t)n->ival));
+		break;
+	case N_INDEX:
+		t = stack_alloc(g, 8);
+		gen_int(g, n->a);
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, t));
+		gen_int(g, n->b);
+		emit(g, I_ALU64_IMM(BPF_MUL, BPF_REG_0,
+				    n->a->type->kind == T_PTR ? elem_bytes(n->a->type) :
+				    n->a->type->elem->bytes));
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, t));
+		emit(g, I_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_1));
+		break;
+	default:
+		diag_error(n->loc, "internal: no address for this expression");
+		g->failed = true;
+	}
+	g->sp = save;
+}
+
+/* r0 = the integer or pointer of type T at user address r0 (0 on a fault) */
+static void read_int(struct cg *g, const struct type *t)
+{
+	int save = g->sp, tmp = stack_alloc(g, 8);
+	int bytes = t->kind == T_PTR ? 8 : t->bytes;
+
+	emit(g, I_ST(BPF_DW, BPF_REG_10, tmp, 0));
+	emit(g, I_MOV64_REG(BPF_REG_3, BPF_REG_0));
+	stack_ptr(g, BPF_REG_1, tmp);
+	emit(g, I_MOV64_IMM(BPF_REG_2, bytes));
+	emit(g, I_CALL(H_PROBE_READ_USER));
+	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, tmp));
+	if (t->kind == T_INT)
+		narrow(g, bytes, t->is_signed);
+	g->sp = save;
+}
+
+static bool is_mem(const struct node *n)
+{
+	return n->kind == N_DEREF || n->kind == N_FIELD || n->kind == N_INDEX;
+}
+
+/* r2 = min(r0 + PLUS, MAX), as the verifier wants a bounded size */
+static void clamp_len(struct cg *g, int plus, int max)
+{
+	emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_0, plus));
+	emit(g, I_JMP_IMM(BPF_JLE, BPF_REG_0, max, 1));
+	emit(g, I_MOV64_IMM(BPF_REG_0, max));
+	emit(g, I_MOV64_REG(BPF_REG_2, BPF_REG_0));
+}
+
+/* str(p[, n]) and buf(p, n) into [r10+dst] */
+static void gen_read_call(struct cg *g, struct node *n, int dst)
+{
+	struct node *p = n->args, *len = p->next;
+	bool is_str = n->str[0] == 's';
+	int save = g->sp, t = stack_alloc(g, 8), data = is_str ? dst : dst + 8;
+	int64_t k;
+
+	if (is_str && p->type->kind == T_STR) {
+		/* str($1, n): the string, cut after n characters */
+		gen_to(g, p, dst);
+		if (len && len->kind == N_INT && len->ival < GT_STRLEN)
+			for (k = len->ival; k < GT_STRLEN; k++)
+				emit(g, I_ST(BPF_B, BPF_REG_10, dst + k, 0));
+		g->sp = save;
+		return;
+	}
+	zero_mem(g, dst, n->type->size);
+	/* str reads n characters and the NUL, bpftrace 0.17's +1 */
+	if (len)
+		gen_int(g, len);
+	else
+		emit(g, I_MOV64_IMM(BPF_REG_0, GT_STRLEN - 1));
+	clamp_len(g, is_str ? 1 : 0, is_str ? GT_STRLEN : GT_BUFLEN);
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, t));
+	gen_int(g, p);
+	emit(g, I_MOV64_REG(BPF_REG_3, BPF_REG_0));
+	emit(g, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, t));
+	stack_ptr(g, BPF_REG_1, data);
+	emit(g, I_CALL(is_str ? H_PROBE_READ_USER_STR : H_PROBE_READ_USER));
+	if (!is_str) {
+		/* the length, then the bytes: 0 when the read failed */
+		int ok = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+
+		emit(g, I_ST(BPF_DW, BPF_REG_10, t, 0));
+		patch(g, ok);
+		emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, t));
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, dst));
+	}
+	g->sp = save;
+}
+
+/* strncmp(a, b, n): r0 = 0 when the first n characters are equal */
+static void gen_strncmp(struct cg *g, struct node *n)
+{
+	int save = g->sp, a = stack_alloc(g, GT_STRLEN), b = stack_alloc(g, GT_STRLEN);
+	uint64_t len = n->args->next->next->ival;
+	int differ[GT_STRLEN], same[GT_STRLEN], nd = 0, ns = 0, j;
+
+	if (len > GT_STRLEN)
+		len = GT_STRLEN;
+	gen_to(g, n->args, a);
+	gen_to(g, n->args->next, b);
+	for (uint64_t i = 0; i < len; i++) {
+		emit(g, I_LDX(BPF_B, BPF_REG_1, BPF_REG_10, a + i));
+		emit(g, I_LDX(BPF_B, BPF_REG_2, BPF_REG_10, b + i));
+		differ[nd++] = jmp_fwd(g, I_JMP_REG(BPF_JNE, BPF_REG_1, BPF_REG_2, 0));
+		same[ns++] = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 0));
+	}
+	for (int i = 0; i < ns; i++)
+		patch(g, same[i]);
+	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+	if (!nd) {	/* strncmp(a, b, 0): nothing to differ */
+		g->sp = save;
+		return;
+	}
+	j = jmp_fwd(g, I_JA(0));
+	for (int i = 0; i < nd; i++)
+		patch(g, differ[i]);
+	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	patch(g, j);
+	g->sp = save;
 }
 
 static void gen_binop(struct cg *g, struct node *n)
@@ -469,6 +668,10 @@ static void gen_binop(struct cg *g, struct node *n)
 	emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_0));
 	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, t));
 	g->sp = save;
+	if (n->op < B_EQ && (n->a->type->kind == T_PTR || n->b->type->kind == T_PTR)) {
+		gen_ptr_arith(g, n);
+		return;
+	}
 	if (n->op < B_EQ) {
 		int op = alu[n->op];
 
@@ -593,6 +796,27 @@ static void gen_int(struct cg *g, struct node *n)
 	case N_INCDEC:
 		gen_incdec(g, n);
 		break;
+	case N_CAST:
+		gen_int(g, n->a);
+		if (n->type->kind == T_INT)
+			narrow(g, n->type->bytes, n->type->is_signed);
+		break;
+	case N_SIZEOF:
+		emit_ld64(g, BPF_REG_0, n->slen);
+		break;
+	case N_DEREF:
+	case N_FIELD:
+	case N_INDEX:
+		gen_addr(g, n);
+		if (n->type->kind != T_STRUCT && n->type->kind != T_ARRAY)
+			read_int(g, n->type);
+		break;
+	case N_CALL:
+		if (!strcmp(n->str, "strncmp")) {
+			gen_strncmp(g, n);
+			break;
+		}
+		/* fall through */
 	default:
 		diag_error(n->loc, "internal: no integer code for this expression");
 		g->failed = true;
@@ -605,12 +829,37 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 {
 	int save = g->sp, t, j, j2;
 
-	if (n->type->kind == T_INT) {
+	if (n->type->kind == T_INT || n->type->kind == T_PTR ||
+	    (n->type->kind == T_USER && n->kind == N_BUILTIN)) {
 		gen_int(g, n);
 		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst));
 		return;
 	}
+	if (is_mem(n) && n->type->kind == T_STR) {
+		/* char x[N]: N bytes (63 at most: a string ends in NUL) */
+		zero_mem(g, dst, GT_STRLEN);
+		gen_addr(g, n);
+		emit(g, I_MOV64_REG(BPF_REG_3, BPF_REG_0));
+		stack_ptr(g, BPF_REG_1, dst);
+		emit(g, I_MOV64_IMM(BPF_REG_2, n->type->bytes < GT_STRLEN ?
+				    n->type->bytes : GT_STRLEN - 1));
+		emit(g, I_CALL(H_PROBE_READ_USER));
+		return;
+	}
 	switch (n->kind) {
+	case N_CALL:
+		if (!strcmp(n->str, "strftime")) {
+			/* the format's id and the time: formatted by the tracer */
+			emit(g, I_ST(BPF_DW, BPF_REG_10, dst, (int32_t)n->ival));
+			gen_int(g, n->args->next);
+			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst + 8));
+		} else if (!strcmp(n->str, "str") || !strcmp(n->str, "buf")) {
+			gen_read_call(g, n, dst);
+		} else {
+			diag_error(n->loc, "internal: no code for %s()", n->str);
+			g->failed = true;
+		}
+		break;
 	case N_STR:
 		store_bytes(g, dst, n->str, n->slen, GT_STRLEN);
 		break;
@@ -731,6 +980,68 @@ static void send_event(struct cg *g, int buf, int size)
 	patch(g, j);
 }
 
+/* Bump the per-CPU count of lost events; SCRATCH: 8 bytes of stack */
+static void count_lost(struct cg *g, int scratch)
+{
+	emit(g, I_ST(BPF_W, BPF_REG_10, scratch, 0));
+	emit_map_ref(g, BPF_REG_1, cg_lost_map(g->u));
+	stack_ptr(g, BPF_REG_2, scratch);
+	emit(g, I_CALL(H_MAP_LOOKUP));
+	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3));
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
+	emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+}
+
+/*
+ * join(argv): up to GT_JOIN_ARGS strings of a NULL-ended array of char *,
+ * read straight into a ring buffer record (too big for the stack):
+ * { event id, count, GT_JOIN_ARGS x GT_STRLEN bytes }.  r7 holds the
+ * record; it survives the helper calls.
+ */
+static void gen_join(struct cg *g, struct node *n)
+{
+	int save = g->sp, arr = stack_alloc(g, 8), ptr = stack_alloc(g, 8);
+	int size = 16 + GT_JOIN_ARGS * GT_STRLEN, ends[GT_JOIN_ARGS], j;
+
+	gen_int(g, n->args);
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, arr));
+	emit_map_ref(g, BPF_REG_1, cg_events_map(g->u));
+	emit(g, I_MOV64_IMM(BPF_REG_2, size));
+	emit(g, I_MOV64_IMM(BPF_REG_3, 0));
+	emit(g, I_CALL(H_RINGBUF_RESERVE));
+	j = jmp_fwd(g, I_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 0));
+	count_lost(g, ptr);
+	int done = jmp_fwd(g, I_JA(0));
+
+	patch(g, j);
+	emit(g, I_MOV64_REG(BPF_REG_7, BPF_REG_0));
+	emit(g, I_ST(BPF_DW, BPF_REG_7, 0, (int32_t)n->ival));
+	emit(g, I_ST(BPF_DW, BPF_REG_7, 8, 0));
+	for (int i = 0; i < GT_JOIN_ARGS; i++) {
+		emit(g, I_ST(BPF_DW, BPF_REG_10, ptr, 0));
+		stack_ptr(g, BPF_REG_1, ptr);
+		emit(g, I_MOV64_IMM(BPF_REG_2, 8));
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, arr));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, 8 * i));
+		emit(g, I_CALL(H_PROBE_READ_USER));
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_10, ptr));
+		ends[i] = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_3, 0, 0));
+		emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_7));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 16 + i * GT_STRLEN));
+		emit(g, I_MOV64_IMM(BPF_REG_2, GT_STRLEN));
+		emit(g, I_CALL(H_PROBE_READ_USER_STR));
+		emit(g, I_ST(BPF_DW, BPF_REG_7, 8, i + 1));
+	}
+	for (int i = 0; i < GT_JOIN_ARGS; i++)
+		patch(g, ends[i]);
+	emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_7));
+	emit(g, I_MOV64_IMM(BPF_REG_2, 0));
+	emit(g, I_CALL(H_RINGBUF_SUBMIT));
+	patch(g, done);
+	g->sp = save;
+}
+
 static void gen_call(struct cg *g, struct node *n)
 {
 	const char *f = n->str;
@@ -746,6 +1057,16 @@ static void gen_call(struct cg *g, struct node *n)
 		g->sp = save;
 		return;
 	}
+	if (!strcmp(f, "signal")) {
+		gen_int(g, n->args);
+		emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_0));
+		emit(g, I_CALL(H_SEND_SIGNAL));
+		return;
+	}
+	if (!strcmp(f, "join")) {
+		gen_join(g, n);
+		return;
+	}
 	/* every other call is an event for the tracer */
 	const struct event_desc *ev = &g->u->events[n->ival];
 	struct node *a = n->args;
@@ -755,14 +1076,15 @@ static void gen_call(struct cg *g, struct node *n)
 		psize = 8;
 	buf = stack_alloc(g, 8 + psize);
 	emit(g, I_ST(BPF_DW, BPF_REG_10, buf, (int32_t)n->ival));
-	if (ev->kind == EV_PRINTF)
+	if (ev->kind == EV_PRINTF || ev->kind == EV_CAT || ev->kind == EV_SYSTEM)
 		a = a->next;
 	if (ev->kind == EV_EXIT) {
 		if (a)
 			gen_to(g, a, buf + 8);
 		else
 			emit(g, I_ST(BPF_DW, BPF_REG_10, buf + 8, 0));
-	} else if (ev->kind == EV_PRINTF || ev->kind == EV_PRINT_VAL) {
+	} else if (ev->kind == EV_PRINTF || ev->kind == EV_PRINT_VAL ||
+		   ev->kind == EV_CAT || ev->kind == EV_SYSTEM) {
 		for (int i = 0; a; a = a->next, i++)
 			gen_to(g, a, buf + 8 + ev->args->offsets[i]);
 	}
@@ -966,6 +1288,8 @@ static bool stmt_ends(const struct node *s)
 
 	switch (s->kind) {
 	case N_RETURN:
+	case N_BREAK:
+	case N_CONTINUE:
 		return true;
 	case N_EXPR_STMT:
 		return is_exit(s->a);
@@ -1019,6 +1343,60 @@ static size_t max_insns(const struct cg *g)
 	return g->device ? VF_MAX_INSNS : HOST_MAX_INSNS;
 }
 
+/* A jump back to instruction TOP (a loop's start) */
+static void jmp_back(struct cg *g, size_t top)
+{
+	long off = (long)top - (long)g->n - 1;
+
+	if (off < INT16_MIN) {
+		if (!g->too_far)
+			diag_error(g->stmt_loc, "code too long: a loop of %ld instructions, more than the %d eBPF jumps over",
+				   -off, -INT16_MIN);
+		g->too_far = true;
+		g->failed = true;
+		off = -1;
+	}
+	emit(g, I_JA((int16_t)off));
+}
+
+static void loop_break(struct cg *g)
+{
+	struct loop *l = g->loop;
+	int *b = realloc(l->breaks, (l->nbreaks + 1) * sizeof(*b));
+
+	if (!b) {
+		fputs("gputrace: out of memory\n", stderr);
+		abort();
+	}
+	l->breaks = b;
+	b[l->nbreaks++] = jmp_fwd(g, I_JA(0));
+}
+
+/*
+ * while (c) { ... }: a real loop, as bpftrace 0.17 emits it; the kernel's
+ * verifier walks it and refuses one it cannot see end (kernel 5.3+).
+ */
+static void gen_while(struct cg *g, struct node *s)
+{
+	struct loop l = { .top = g->n, .outer = g->loop };
+	const struct node *t;
+	int out;
+
+	gen_int(g, s->a);
+	out = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	g->loop = &l;
+	gen_stmts(g, s->b->args);
+	g->loop = l.outer;
+	for (t = s->b->args; t && !stmt_ends(t); t = t->next)
+		;
+	if (!t)		/* the body falls through: round again */
+		jmp_back(g, l.top);
+	patch(g, out);
+	for (int i = 0; i < l.nbreaks; i++)
+		patch(g, l.breaks[i]);
+	free(l.breaks);
+}
+
 static void gen_stmt(struct cg *g, struct node *s)
 {
 	struct loc outer = g->stmt_loc;
@@ -1063,6 +1441,15 @@ static void gen_stmt(struct cg *g, struct node *s)
 		break;
 	case N_RETURN:
 		jmp_to_end(g, I_JA(0));
+		break;
+	case N_WHILE:
+		gen_while(g, s);
+		break;
+	case N_BREAK:
+		loop_break(g);
+		break;
+	case N_CONTINUE:
+		jmp_back(g, g->loop->top);
 		break;
 	default:
 		break;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/cstruct.h"
 #include "compiler/sema.h"
 #include "probes/provider.h"
 #include "runtime/fmt.h"
@@ -18,6 +19,8 @@ struct ctx {
 	struct clause_info *ci;
 	bool report;		/* second pass: report errors */
 	int unroll_depth;
+	int loop_depth;		/* while loops around the statement */
+	bool unsafe;
 };
 
 static void err(struct ctx *c, struct loc loc, const char *fmt, ...)
@@ -73,7 +76,9 @@ static bool is_int(const struct type *t)
 
 static bool is_value(const struct type *t)
 {
-	return t && (t->kind == T_INT || t->kind == T_STR || t->kind == T_TUPLE);
+	return t && (t->kind == T_INT || t->kind == T_STR || t->kind == T_TUPLE ||
+		     t->kind == T_PTR || t->kind == T_BUF || t->kind == T_TIME ||
+		     t->kind == T_USER);
 }
 
 /* Check the key expressions of map access N against the map's key type. */
@@ -91,7 +96,7 @@ static void check_key(struct ctx *c, struct node *n, struct map_sym *m)
 
 		if (!t)
 			return;
-		if (t->kind != T_INT && t->kind != T_STR) {
+		if (!is_value(t) || t->kind == T_TUPLE || t->kind == T_PTR) {
 			err(c, k->loc, "map key must be an integer or a string, not %s",
 			    type_str(t));
 			return;
@@ -250,6 +255,7 @@ static bool builtin_known(const char *name)
 		"cpid", "probe", "func", "retval", "kernel", "stream", "shmem",
 		"size", "kind", "duration", "queued", "smid", "nsmid", "warpid", "laneid",
 		"lanes", "gtime", "clock", "launch", "launch_ns", "gpu",
+		"username", "rand", "curtask", "cgroup", "numaid", "ctx",
 		"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
 		"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
 		"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
@@ -265,8 +271,19 @@ static bool builtin_known(const char *name)
 
 static struct type *builtin_type(const char *name)
 {
+	struct type *t;
+
 	if (!strcmp(name, "kernel"))
 		return type_symbol();
+	if (!strcmp(name, "comm")) {
+		t = type_string();
+		t->bytes = 16;	/* sizeof(comm), as the kernel's */
+		return t;
+	}
+	if (!strcmp(name, "username"))
+		return type_user();
+	if (!strcmp(name, "rand") || !strcmp(name, "numaid"))
+		return type_intn(4, false);
 	if (!strcmp(name, "comm") || !strcmp(name, "probe") ||
 	    !strcmp(name, "func") || !strcmp(name, "kernel") ||
 	    !strcmp(name, "kind"))
@@ -329,8 +346,10 @@ static bool posarg_count(struct ctx *c, struct node *n)
 
 static enum fmt_argty fmt_ty(const struct type *t)
 {
-	if (t->kind == T_STR)
+	if (t->kind == T_STR || t->kind == T_TIME || t->kind == T_USER)
 		return FMT_STR;
+	if (t->kind == T_BUF)
+		return FMT_BUF;
 	return t->is_signed ? FMT_INT : FMT_UINT;
 }
 
@@ -378,7 +397,7 @@ static struct type *check_printf(struct ctx *c, struct node *n)
 
 		for (int j = 0; j < i; j++)
 			a = a->next;
-		if (args->elems[i]->kind != T_INT && args->elems[i]->kind != T_STR) {
+		if (!is_value(args->elems[i]) || args->elems[i]->kind == T_TUPLE) {
 			err(c, a->loc, "printf() cannot print a value of type %s",
 			    type_str(args->elems[i]));
 			return NULL;
@@ -424,6 +443,157 @@ static struct map_sym *map_arg(struct ctx *c, struct node *call, struct node *a)
 		return NULL;
 	}
 	return m;
+}
+
+static int64_t signal_number(const char *name)
+{
+	static const struct { const char *n; int v; } sigs[] = {
+		{ "HUP", 1 }, { "INT", 2 }, { "QUIT", 3 }, { "ILL", 4 },
+		{ "TRAP", 5 }, { "ABRT", 6 }, { "BUS", 7 }, { "FPE", 8 },
+		{ "KILL", 9 }, { "USR1", 10 }, { "SEGV", 11 }, { "USR2", 12 },
+		{ "PIPE", 13 }, { "ALRM", 14 }, { "TERM", 15 }, { "STKFLT", 16 },
+		{ "CHLD", 17 }, { "CONT", 18 }, { "STOP", 19 }, { "TSTP", 20 },
+		{ "TTIN", 21 }, { "TTOU", 22 }, { "URG", 23 }, { "XCPU", 24 },
+		{ "XFSZ", 25 }, { "VTALRM", 26 }, { "PROF", 27 }, { "WINCH", 28 },
+		{ "IO", 29 }, { "PWR", 30 }, { "SYS", 31 },
+	};
+
+	if (!strncmp(name, "SIG", 3))
+		name += 3;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcmp(sigs[i].n, name))
+			return sigs[i].v;
+	return -1;
+}
+
+/* An integer argument that must be a literal: its value, or -1. */
+static int64_t literal_arg(struct ctx *c, struct node *call, struct node *a,
+			   const char *what)
+{
+	int64_t v;
+
+	if (!const_int(a, &v) || v < 0) {
+		err(c, a->loc, "%s() %s must be a non-negative integer literal",
+		    call->str, what);
+		return -1;
+	}
+	return v;
+}
+
+/* str, buf, strncmp, strftime, signal: calls that give a value or act
+ * in the probe itself */
+static struct type *check_value_call(struct ctx *c, struct node *n)
+{
+	const char *f = n->str;
+	struct node *a = n->args, *b = a ? a->next : NULL;
+	struct type *ta = NULL, *tb = NULL;
+	int want_min = 1, want_max = 2;
+
+	if (!strcmp(f, "strncmp"))
+		want_min = want_max = 3;
+	else if (!strcmp(f, "buf") || !strcmp(f, "strftime"))
+		want_min = 2;
+	else if (!strcmp(f, "signal"))
+		want_max = 1;
+	if (n->nargs < want_min || n->nargs > want_max) {
+		if (want_min == want_max)
+			err(c, n->loc, "%s() takes %d arguments, %d given", f,
+			    want_min, n->nargs);
+		else
+			err(c, n->loc, "%s() takes %d or %d arguments, %d given", f,
+			    want_min, want_max, n->nargs);
+		return NULL;
+	}
+	if (!strcmp(f, "signal")) {
+		int64_t v;
+
+		if (!c->unsafe) {
+			err(c, n->loc, "signal() is an unsafe function being used in safe mode (run with --unsafe)");
+			return NULL;
+		}
+		for (int i = 0; i < c->ci->nprobes; i++)
+			if (!strcmp(c->ci->probes[i]->prov->name, "BEGIN") ||
+			    !strcmp(c->ci->probes[i]->prov->name, "END")) {
+				err(c, n->loc, "signal can not be used with \"%s\" probes",
+				    c->ci->probes[i]->prov->name);
+				return NULL;
+			}
+		if (a->kind == N_STR) {
+			v = signal_number(a->str);
+			if (v < 0) {
+				err(c, a->loc, "unknown signal '%s'", a->str);
+				return NULL;
+			}
+			a->kind = N_INT;	/* the number from now on */
+			a->ival = v;
+		}
+		ta = check_expr(c, a);
+		if (!ta)
+			return NULL;
+		if (const_int(a, &v) && (v < 1 || v > 64)) {
+			err(c, a->loc, "signal %lld is not a valid signal number",
+			    (long long)v);
+			return NULL;
+		}
+		if (!is_int(ta)) {
+			err(c, a->loc, "signal() expects a signal number or name");
+			return NULL;
+		}
+		return type_void();
+	}
+	if (!strcmp(f, "strftime")) {
+		if (a->kind != N_STR) {
+			err(c, a->loc, "strftime() expects a format string literal first");
+			return NULL;
+		}
+		tb = check_expr(c, b);
+		if (!tb)
+			return NULL;
+		if (!is_int(tb)) {
+			err(c, b->loc, "strftime() expects a time in nanoseconds (nsecs), not %s",
+			    type_str(tb));
+			return NULL;
+		}
+		if (c->report) {
+			const char **fs = realloc(c->u->tfmts,
+				(c->u->ntfmts + 1) * sizeof(*fs));
+
+			if (!fs) {
+				fputs("gputrace: out of memory\n", stderr);
+				abort();
+			}
+			c->u->tfmts = fs;
+			fs[c->u->ntfmts] = a->str;
+			n->ival = c->u->ntfmts++;
+		}
+		return type_time();
+	}
+	ta = check_expr(c, a);
+	tb = b ? check_expr(c, b) : NULL;
+	if (!ta || (b && !tb))
+		return NULL;
+	if (!strcmp(f, "strncmp")) {
+		if (ta->kind != T_STR || tb->kind != T_STR) {
+			err(c, n->loc, "strncmp() compares two strings, not %s and %s",
+			    type_str(ta), type_str(tb));
+			return NULL;
+		}
+		if (literal_arg(c, n, b->next, "length") < 0)
+			return NULL;
+		return type_int(false);
+	}
+	/* str(p[, n]), buf(p, n) */
+	if (!type_is_num(ta) && !(ta->kind == T_STR && f[0] == 's')) {
+		err(c, a->loc, "%s() expects a pointer%s, not %s", f,
+		    f[0] == 's' ? " or a string" : "", type_str(ta));
+		return NULL;
+	}
+	if (b && !is_int(tb)) {
+		err(c, b->loc, "%s() length must be an integer, not %s", f,
+		    type_str(tb));
+		return NULL;
+	}
+	return f[0] == 's' ? type_string() : type_buf();
 }
 
 static struct type *check_call(struct ctx *c, struct node *n)
@@ -523,6 +693,12 @@ static struct type *check_call(struct ctx *c, struct node *n)
 
 			if (!t)
 				return NULL;
+			if (t->kind == T_PTR) {
+				/* bpftrace 0.17's words */
+				err(c, a->loc, "%s type passed to print() is not printable",
+				    type_str(t));
+				return NULL;
+			}
 			if (!is_value(t)) {
 				err(c, a->loc, "print() cannot print a value of type %s",
 				    type_str(t));
@@ -533,6 +709,33 @@ static struct type *check_call(struct ctx *c, struct node *n)
 			ev.kind = EV_PRINT_VAL;
 			ev.args = type_tuple(one, 1);
 		}
+	} else if (!strcmp(f, "str") || !strcmp(f, "buf") ||
+		   !strcmp(f, "strncmp") || !strcmp(f, "strftime") ||
+		   !strcmp(f, "signal")) {
+		return check_value_call(c, n);
+	} else if (!strcmp(f, "join")) {
+		struct type *t = n->nargs ? check_expr(c, n->args) : NULL;
+
+		if (n->nargs < 1 || n->nargs > 2 || !t || !type_is_num(t) ||
+		    (n->nargs == 2 && n->args->next->kind != N_STR)) {
+			if (!n->nargs || t)
+				err(c, n->loc, "join() takes a pointer to an array of strings and an optional delimiter literal");
+			return NULL;
+		}
+		ev.kind = EV_JOIN;
+		ev.fmt = n->nargs == 2 ? n->args->next->str : " ";
+	} else if (!strcmp(f, "cat") || !strcmp(f, "system")) {
+		if (f[0] == 's' && !c->unsafe) {
+			err(c, n->loc, "system() is an unsafe function being used in safe mode (run with --unsafe)");
+			return NULL;
+		}
+		if (!check_printf(c, n))
+			return NULL;
+		if (c->report) {
+			c->u->events[n->ival].kind = f[0] == 'c' ? EV_CAT : EV_SYSTEM;
+			return type_void();
+		}
+		return type_void();
 	} else {
 		err(c, n->loc, "unknown function '%s'", f);
 		return NULL;
@@ -608,8 +811,22 @@ static struct type *check_binop(struct ctx *c, struct node *n)
 	if (a->kind == T_STR && b->kind == T_STR &&
 	    (n->op == B_EQ || n->op == B_NE))
 		return type_int(false);
-	if (!is_int(a) || !is_int(b)) {
+	if (!type_is_num(a) || !type_is_num(b)) {
 		err(c, n->loc, "type mismatch for '%s': comparing %s with %s",
+		    binop_str(n->op), type_str(a), type_str(b));
+		return NULL;
+	}
+	if (a->kind == T_PTR || b->kind == T_PTR) {
+		/* C pointer arithmetic: p + i moves by i elements */
+		if (n->op >= B_EQ)
+			return type_int(false);
+		if (n->op == B_ADD && (a->kind != T_PTR || b->kind != T_PTR))
+			return a->kind == T_PTR ? a : b;
+		if (n->op == B_SUB && a->kind == T_PTR && b->kind != T_PTR)
+			return a;
+		if (n->op == B_SUB && type_same(a, b))
+			return type_int(true);
+		err(c, n->loc, "invalid operands to '%s': %s and %s",
 		    binop_str(n->op), type_str(a), type_str(b));
 		return NULL;
 	}
@@ -676,6 +893,145 @@ static struct type *check_incdec(struct ctx *c, struct node *n)
 	return m->val;
 }
 
+/* The type a cast or sizeof names: n->str with n->ival '*'s. */
+static struct type *named_type(struct ctx *c, struct node *n)
+{
+	struct type *t;
+
+	if (!strncmp(n->str, "struct ", 7)) {
+		t = cstruct_find(c->u->structs, n->str);
+		if (!t) {
+			err(c, n->loc, "unknown %s: define it in the script, like %s { int a; }",
+			    n->str, n->str);
+			return NULL;
+		}
+	} else {
+		t = type_named_int(n->str);
+	}
+	for (uint64_t i = 0; i < n->ival; i++)
+		t = type_ptr(t);
+	return t;
+}
+
+static struct type *check_cast(struct ctx *c, struct node *n)
+{
+	struct type *to = named_type(c, n), *from = check_expr(c, n->a);
+
+	if (!to || !from)
+		return NULL;
+	if (to->kind == T_STRUCT) {
+		err(c, n->loc, "cannot cast to %s, only to a pointer to it: (%s *)",
+		    to->name, to->name);
+		return NULL;
+	}
+	if (!type_is_num(from)) {
+		err(c, n->loc, "cannot cast %s to %s", type_str(from), type_str(to));
+		return NULL;
+	}
+	return to;
+}
+
+/* sizeof: a constant, kept in n->slen */
+static struct type *check_sizeof(struct ctx *c, struct node *n)
+{
+	struct type *t = n->a ? check_expr(c, n->a) : named_type(c, n);
+
+	if (!t)
+		return NULL;
+	if (t->kind == T_STRUCT && !t->fields) {
+		err(c, n->loc, "sizeof of %s, which is not defined", t->name);
+		return NULL;
+	}
+	if (t->kind == T_VOID || t->kind == T_AGG) {
+		err(c, n->loc, "sizeof of a value of type %s", type_str(t));
+		return NULL;
+	}
+	n->slen = t->kind == T_TUPLE ? t->size : t->bytes;
+	return type_int(false);
+}
+
+/* *p, p->f, a[i] read user memory: refused on the GPU */
+static bool mem_allowed(struct ctx *c, struct node *n)
+{
+	if (!c->ci->device)
+		return true;
+	err(c, n->loc, "reading memory through a pointer is not available in gpu: probes");
+	return false;
+}
+
+/* The type read through a pointer to T; NULL after an error. */
+static struct type *pointee(struct ctx *c, struct node *n, struct type *t)
+{
+	if (t->kind != T_PTR) {
+		err(c, n->loc, "cannot dereference %s: cast it to a pointer first, like *(uint64 *)x",
+		    type_str(t));
+		return NULL;
+	}
+	if (t->elem->kind == T_STRUCT && !t->elem->fields) {
+		err(c, n->loc, "%s is not defined", t->elem->name);
+		return NULL;
+	}
+	return t->elem;
+}
+
+static struct type *check_deref(struct ctx *c, struct node *n)
+{
+	struct type *t = check_expr(c, n->a);
+
+	if (!t || !mem_allowed(c, n))
+		return NULL;
+	return pointee(c, n, t);
+}
+
+static struct type *check_field(struct ctx *c, struct node *n)
+{
+	struct type *t = check_expr(c, n->a), *st;
+
+	if (!t || !mem_allowed(c, n))
+		return NULL;
+	if (n->post) {
+		if (t->kind != T_PTR || t->elem->kind != T_STRUCT) {
+			err(c, n->loc, "'->' needs a pointer to a struct, not %s",
+			    type_str(t));
+			return NULL;
+		}
+		st = pointee(c, n, t);
+		if (!st)
+			return NULL;
+	} else if (t->kind != T_STRUCT) {
+		err(c, n->loc, "'.%s' needs a struct, not %s%s", n->str, type_str(t),
+		    t->kind == T_PTR ? " (use '->' on a pointer)" : "");
+		return NULL;
+	} else {
+		st = t;
+	}
+	for (int i = 0; i < st->nfields; i++)
+		if (!strcmp(st->fields[i].name, n->str)) {
+			n->ival = st->fields[i].offset;
+			return st->fields[i].type;
+		}
+	err(c, n->loc, "%s has no field named '%s'", st->name, n->str);
+	return NULL;
+}
+
+static struct type *check_index(struct ctx *c, struct node *n)
+{
+	struct type *t = check_expr(c, n->a), *i = check_expr(c, n->b);
+
+	if (!t || !i || !mem_allowed(c, n))
+		return NULL;
+	if (!is_int(i)) {
+		err(c, n->b->loc, "an index must be an integer, not %s", type_str(i));
+		return NULL;
+	}
+	if (t->kind == T_ARRAY)
+		return t->elem;
+	if (t->kind == T_PTR)
+		return pointee(c, n, t);
+	err(c, n->loc, "cannot index a value of type %s", type_str(t));
+	return NULL;
+}
+
 static struct type *check_expr_(struct ctx *c, struct node *n)
 {
 	struct type *t;
@@ -689,7 +1045,9 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 			    n->slen, GT_STRLEN - 1);
 			return NULL;
 		}
-		return type_string();
+		t = type_string();
+		t->bytes = n->slen + 1;	/* sizeof("abc") is 4 */
+		return t;
 	case N_BUILTIN:
 		return check_builtin(c, n);
 	case N_VAR: {
@@ -716,7 +1074,7 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 		t = check_expr(c, n->a);
 		if (!t)
 			return NULL;
-		if (!is_int(t)) {
+		if (!type_is_num(t)) {
 			err(c, n->loc, "operator '%s' needs an integer, not %s",
 			    unop_str(n->op), type_str(t));
 			return NULL;
@@ -728,7 +1086,7 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 
 		if (!cond || !a || !b)
 			return NULL;
-		if (!is_int(cond)) {
+		if (!type_is_num(cond)) {
 			err(c, n->a->loc, "condition must be an integer, not %s",
 			    type_str(cond));
 			return NULL;
@@ -772,6 +1130,16 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 		return t->elems[n->ival];
 	case N_INCDEC:
 		return check_incdec(c, n);
+	case N_CAST:
+		return check_cast(c, n);
+	case N_SIZEOF:
+		return check_sizeof(c, n);
+	case N_DEREF:
+		return check_deref(c, n);
+	case N_FIELD:
+		return check_field(c, n);
+	case N_INDEX:
+		return check_index(c, n);
 	default:
 		err(c, n->loc, "not an expression");
 		return NULL;
@@ -880,7 +1248,7 @@ static void check_stmt(struct ctx *c, struct node *n)
 	case N_IF: {
 		struct type *t = check_expr(c, n->a);
 
-		if (t && !is_int(t))
+		if (t && !type_is_num(t))
 			err(c, n->a->loc, "condition must be an integer, not %s",
 			    type_str(t));
 		check_block(c, n->b);
@@ -900,6 +1268,28 @@ static void check_stmt(struct ctx *c, struct node *n)
 			break;
 		}
 		check_block(c, n->b);
+		break;
+	case N_WHILE: {
+		struct type *t;
+
+		if (c->ci->device) {
+			err(c, n->loc, "while loops are not available in gpu: probes; use unroll");
+			break;
+		}
+		t = check_expr(c, n->a);
+		if (t && !type_is_num(t))
+			err(c, n->a->loc, "condition must be an integer, not %s",
+			    type_str(t));
+		c->loop_depth++;
+		check_block(c, n->b);
+		c->loop_depth--;
+		break;
+	}
+	case N_BREAK:
+	case N_CONTINUE:
+		if (!c->loop_depth)
+			err(c, n->loc, "'%s' outside of a while loop",
+			    n->kind == N_BREAK ? "break" : "continue");
 		break;
 	case N_RETURN:
 		break;
@@ -1063,6 +1453,9 @@ int sema_check(struct program *prog, const struct sema_opts *opts,
 	u->argc = opts->argc;
 	u->target_pid = opts->target_pid;
 	u->clauses = ast_alloc(prog->nclauses * sizeof(*u->clauses));
+	c.unsafe = opts->unsafe;
+	for (struct cdef *d = prog->cdefs; d; d = d->next)
+		cstruct_define(d, &u->structs);
 	for (struct clause *cl = prog->clauses; cl; cl = cl->next)
 		make_probes(u, cl, &u->clauses[cl->index]);
 	if (diag_errors() != err0)
@@ -1080,7 +1473,7 @@ int sema_check(struct program *prog, const struct sema_opts *opts,
 			if (cl->pred) {
 				struct type *t = check_expr(&c, cl->pred);
 
-				if (t && !is_int(t))
+				if (t && !type_is_num(t))
 					err(&c, cl->pred->loc, "predicate must be an integer, not %s",
 					    type_str(t));
 			}
@@ -1108,6 +1501,7 @@ void unit_free(struct unit *u)
 	if (!u)
 		return;
 	free(u->events);
+	free(u->tfmts);
 	free(u);
 }
 

@@ -44,12 +44,15 @@ enum ev_kind {
 	EV_CLEAR,
 	EV_ZERO,
 	EV_EXIT,
+	EV_JOIN,	/* join(): the strings read in the probe */
+	EV_CAT,		/* cat(fmt, ...): the file's contents */
+	EV_SYSTEM,	/* system(fmt, ...): run by the tracer */
 };
 
 /* Something a probe sends to the tracer through the ring buffer. */
 struct event_desc {
 	enum ev_kind kind;
-	const char *fmt;	/* printf, time */
+	const char *fmt;	/* printf, time, cat, system; join: delimiter */
 	struct type *args;	/* tuple: printf arguments, print value, exit code */
 	struct map_sym *map;	/* print, clear, zero */
 	uint64_t top, div;	/* print(@m, top, div) */
@@ -73,12 +76,16 @@ struct unit {
 	char **argv;			/* positional parameters $1.. */
 	int argc;
 	int target_pid;			/* -p PID, 0 for none */
+	struct type *structs;		/* C struct definitions */
+	const char **tfmts;		/* strftime() formats, by id */
+	int ntfmts;
 };
 
 struct sema_opts {
 	char **argv;
 	int argc;
 	int target_pid;
+	bool unsafe;		/* --unsafe: system() and signal() */
 };
 
 /* Check PROG; 0 or -EINVAL after reporting every error through diag. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lang/ast.h"
@@ -11,6 +12,7 @@ static struct type *mk(enum type_kind kind, int size)
 
 	t->kind = kind;
 	t->size = size;
+	t->bytes = size;
 	return t;
 }
 
@@ -25,6 +27,66 @@ struct type *type_int(bool is_signed)
 
 	t->is_signed = is_signed;
 	return t;
+}
+
+struct type *type_intn(int bytes, bool is_signed)
+{
+	struct type *t = type_int(is_signed);
+
+	t->bytes = bytes;
+	return t;
+}
+
+struct type *type_named_int(const char *name)
+{
+	bool sgn = name[0] != 'u';
+	const char *p = sgn ? name : name + 1;
+	int bits;
+
+	if (strncmp(p, "int", 3))
+		return NULL;
+	bits = atoi(p + 3);
+	if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
+		return NULL;
+	return type_intn(bits / 8, sgn);
+}
+
+struct type *type_ptr(struct type *elem)
+{
+	struct type *t = mk(T_PTR, 8);
+
+	t->elem = elem;
+	return t;
+}
+
+struct type *type_array(struct type *elem, int count)
+{
+	struct type *t = mk(T_ARRAY, 8);
+
+	t->elem = elem;
+	t->count = count;
+	t->bytes = elem->bytes * count;
+	return t;
+}
+
+struct type *type_buf(void)
+{
+	return mk(T_BUF, 8 + GT_BUFLEN);
+}
+
+struct type *type_time(void)
+{
+	return mk(T_TIME, 16);
+}
+
+struct type *type_user(void)
+{
+	return mk(T_USER, 8);
+}
+
+bool type_is_num(const struct type *t)
+{
+	return t && (t->kind == T_INT || t->kind == T_PTR);
 }
 
 struct type *type_string(void)
@@ -76,6 +138,11 @@ bool type_same(const struct type *a, const struct type *b)
 			if (!type_same(a->elems[i], b->elems[i]))
 				return false;
 		return true;
+	case T_PTR:
+	case T_ARRAY:
+		return a->count == b->count && type_same(a->elem, b->elem);
+	case T_STRUCT:
+		return a == b;
 	case T_AGG:
 		return a->agg == b->agg;
 	default:
@@ -102,7 +169,29 @@ static void fmt_type(char *buf, size_t len, const struct type *t)
 		snprintf(buf, len, "none");
 		return;
 	case T_INT:
-		snprintf(buf, len, "%s", t->is_signed ? "int64" : "uint64");
+		snprintf(buf, len, "%sint%d", t->is_signed ? "" : "u", t->bytes * 8);
+		return;
+	case T_PTR:
+		fmt_type(buf, len, t->elem);
+		used = strlen(buf);
+		snprintf(buf + used, len - used, " *");
+		return;
+	case T_ARRAY:
+		fmt_type(buf, len, t->elem);
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "[%d]", t->count);
+		return;
+	case T_STRUCT:
+		snprintf(buf, len, "%s", t->name);
+		return;
+	case T_BUF:
+		snprintf(buf, len, "buffer");
+		return;
+	case T_TIME:
+		snprintf(buf, len, "timestamp");
+		return;
+	case T_USER:
+		snprintf(buf, len, "username");
 		return;
 	case T_STR:
 		snprintf(buf, len, "string");

@@ -13,6 +13,18 @@ enum type_kind {
 	T_STR,
 	T_TUPLE,
 	T_AGG,		/* the value of a map that holds an aggregation */
+	T_PTR,		/* elem: what it points to; an integer in registers */
+	T_STRUCT,	/* a C struct in user memory; as a value, its address */
+	T_ARRAY,	/* elem[count] in user memory; as a value, its address */
+	T_BUF,		/* buf(p, n): a length byte, then up to GT_BUFLEN bytes */
+	T_TIME,		/* strftime(): format id and ns, formatted by the tracer */
+	T_USER,		/* username: the uid, named by the tracer */
+};
+
+struct field {
+	const char *name;
+	struct type *type;
+	int offset;
 };
 
 enum agg_kind {
@@ -29,10 +41,31 @@ struct type {
 	struct type **elems;
 	int *offsets;		/* byte offset of each element */
 	int size;		/* bytes in memory */
+	int bytes;		/* C size: sizeof() and reads from user memory */
+	struct type *elem;	/* T_PTR, T_ARRAY */
+	int count;		/* T_ARRAY */
+	const char *name;	/* T_STRUCT */
+	struct field *fields;	/* T_STRUCT */
+	int nfields;
+	int align;		/* T_STRUCT: C alignment */
+	struct type *next;	/* T_STRUCT: the unit's list of definitions */
 };
+
+#define GT_BUFLEN 64	/* bytes buf() keeps */
 
 struct type *type_void(void);
 struct type *type_int(bool is_signed);
+/* An integer of BYTES (1, 2, 4, 8) in C; held in 8 bytes like any other. */
+struct type *type_intn(int bytes, bool is_signed);
+/* "int8".."uint64" (and the C names of cstruct.c): NULL when not one */
+struct type *type_named_int(const char *name);
+struct type *type_ptr(struct type *elem);
+struct type *type_array(struct type *elem, int count);
+struct type *type_buf(void);
+struct type *type_time(void);
+struct type *type_user(void);
+/* integer or pointer: what arithmetic, conditions and printf %d take */
+bool type_is_num(const struct type *t);
 struct type *type_string(void);
 struct type *type_symbol(void);	/* a string shown demangled (kernel) */
 struct type *type_tuple(struct type **elems, int n);

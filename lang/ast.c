@@ -177,6 +177,32 @@ static void dump_node(FILE *f, const struct node *n, int ind)
 	case N_RETURN:
 		fputs("return\n", f);
 		return;
+	case N_CAST:
+		fprintf(f, "cast (%s%.*s)%s\n", n->str, (int)n->ival,
+			"**********", tbuf);
+		break;
+	case N_SIZEOF:
+		fprintf(f, "sizeof %s%.*s%s\n", n->a ? "" : n->str,
+			n->a ? 0 : (int)n->ival, "**********", tbuf);
+		break;
+	case N_DEREF:
+		fprintf(f, "deref%s\n", tbuf);
+		break;
+	case N_FIELD:
+		fprintf(f, "%s%s%s\n", n->post ? "->" : ".", n->str, tbuf);
+		break;
+	case N_INDEX:
+		fprintf(f, "[]%s\n", tbuf);
+		break;
+	case N_WHILE:
+		fputs("while\n", f);
+		break;
+	case N_BREAK:
+		fputs("break\n", f);
+		return;
+	case N_CONTINUE:
+		fputs("continue\n", f);
+		return;
 	case N_BLOCK:
 		fputs("block\n", f);
 		dump_list(f, n->args, ind + 1);

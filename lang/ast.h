@@ -31,11 +31,19 @@ enum node_kind {
 	N_TUPLE,	/* args */
 	N_TUPLE_IDX,	/* a.ival */
 	N_INCDEC,	/* op (B_ADD/B_SUB), post; a: variable or map */
+	N_CAST,		/* (str ival*'*') a: str "uint8"/"struct x", ival: pointer depth */
+	N_SIZEOF,	/* sizeof(a), or sizeof(type): a NULL, str and ival as N_CAST */
+	N_DEREF,	/* *a */
+	N_FIELD,	/* a->str (post) or a.str */
+	N_INDEX,	/* a[b] */
 	/* statements */
 	N_EXPR_STMT,	/* a */
 	N_ASSIGN,	/* a = b; op: -1 for '=', else the compound binop */
 	N_IF,		/* if (a) b else c */
 	N_UNROLL,	/* unroll (ival) b */
+	N_WHILE,	/* while (a) b */
+	N_BREAK,
+	N_CONTINUE,
 	N_RETURN,
 	N_BLOCK,	/* args: statements */
 };
@@ -79,9 +87,17 @@ struct clause {
 	int index;
 };
 
+/* struct NAME { ... } written in the script: parsed by compiler/cstruct.c */
+struct cdef {
+	char *text;
+	struct loc loc;
+	struct cdef *next;
+};
+
 struct program {
 	struct clause *clauses;
 	int nclauses;
+	struct cdef *cdefs;
 };
 
 /* The arena every node and string of the current parse comes from. */

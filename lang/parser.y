@@ -6,6 +6,7 @@
 %expect 0
 
 %code requires {
+#include <stdio.h>
 #include <string.h>
 #include <stdint.h>
 #include "lang/ast.h"
@@ -97,6 +98,9 @@ static int yylex_wrap(void)
 %token <str> STR "string" IDENT "identifier" MAP "map" VAR "variable"
 %token <str> AP "probe"
 %token ARGC "$#" IF "if" ELSE "else" UNROLL "unroll" RETURN "return"
+%token WHILE "while" BREAK "break" CONTINUE "continue" SIZEOF "sizeof"
+%token STRUCT "struct" ARROW "->"
+%token <str> TYPE "type" CDEF "struct definition"
 %token ENDPRED "end of predicate" LEX_ERROR "invalid token"
 %token EQ "==" NE "!=" LE "<=" GE ">=" LAND "&&" LOR "||" SHL "<<" SHR ">>"
 %token INC "++" DEC "--"
@@ -104,24 +108,48 @@ static int yylex_wrap(void)
 %token MOD_ASSIGN "%=" AND_ASSIGN "&=" OR_ASSIGN "|=" XOR_ASSIGN "^="
 %token SHL_ASSIGN "<<=" SHR_ASSIGN ">>="
 
-%type <clause> clauses clause
+%type <clause> clause
 %type <ap> aps
 %type <node> pred block stmts stmt simple_stmt block_stmt else_part
 %type <node> expr ternary lor land bor bxor band equality relation shift
 %type <node> additive mult unary postfix primary map var args opt_args
 %type <op> compound_op
+%type <node> type_name
+
+/* @m[k] is a map access, not an index into @m */
+%precedence MAP_ALONE
+%precedence '['
 
 %start program
 
 %%
 
 program:
-	clauses			{ result->clauses = $1; }
+	items
 	;
 
-clauses:
-	clause			{ $$ = $1; }
-	| clause clauses	{ $1->next = $2; $$ = $1; }
+items:
+	item
+	| items item
+	;
+
+item:
+	clause {
+		struct clause **t = &result->clauses;
+
+		while (*t)
+			t = &(*t)->next;
+		*t = $1;
+	}
+	| CDEF {
+		struct cdef *d = ast_alloc(sizeof(*d)), **t = &result->cdefs;
+
+		d->text = $1.s;
+		d->loc = L(@1);
+		while (*t)
+			t = &(*t)->next;
+		*t = d;
+	}
 	;
 
 clause:
@@ -180,6 +208,11 @@ block_stmt:
 		$$->a = mk(N_INT, @3);
 		$$->a->ival = $3;
 	}
+	| WHILE '(' expr ')' block {
+		$$ = mk(N_WHILE, @1);
+		$$->a = $3;
+		$$->b = $5;
+	}
 	| UNROLL '(' POSPARAM ')' block {
 		/* the count is read from the arguments by the checks */
 		$$ = mk(N_UNROLL, @1);
@@ -212,6 +245,8 @@ stmt:
 	| map compound_op expr	{ $$ = assign($2, $1, $3, @2); }
 	| var compound_op expr	{ $$ = assign($2, $1, $3, @2); }
 	| RETURN		{ $$ = mk(N_RETURN, @1); }
+	| BREAK			{ $$ = mk(N_BREAK, @1); }
+	| CONTINUE		{ $$ = mk(N_CONTINUE, @1); }
 	;
 
 compound_op:
@@ -285,6 +320,8 @@ unary:
 	| '-' unary			{ $$ = un(U_NEG, $2, @1); }
 	| '!' unary			{ $$ = un(U_LNOT, $2, @1); }
 	| '~' unary			{ $$ = un(U_BNOT, $2, @1); }
+	| '*' unary			{ $$ = mk(N_DEREF, @1); $$->a = $2; }
+	| '(' type_name ')' unary	{ $$ = $2; $$->loc = L(@1); $$->a = $4; }
 	| INC map			{ $$ = incdec(B_ADD, false, $2, @1); }
 	| DEC map			{ $$ = incdec(B_SUB, false, $2, @1); }
 	| INC var			{ $$ = incdec(B_ADD, false, $2, @1); }
@@ -297,6 +334,22 @@ postfix:
 	| map DEC			{ $$ = incdec(B_SUB, true, $1, @2); }
 	| var INC			{ $$ = incdec(B_ADD, true, $1, @2); }
 	| var DEC			{ $$ = incdec(B_SUB, true, $1, @2); }
+	| postfix ARROW IDENT {
+		$$ = mk(N_FIELD, @3);
+		$$->a = $1;
+		$$->str = $3.s;
+		$$->post = true;
+	}
+	| postfix '.' IDENT {
+		$$ = mk(N_FIELD, @3);
+		$$->a = $1;
+		$$->str = $3.s;
+	}
+	| postfix '[' expr ']' {
+		$$ = mk(N_INDEX, @2);
+		$$->a = $1;
+		$$->b = $3;
+	}
 	| postfix '.' INT {
 		$$ = mk(N_TUPLE_IDX, @3);
 		$$->a = $1;
@@ -323,6 +376,8 @@ primary:
 	| map				{ $$ = $1; }
 	| var				{ $$ = $1; }
 	| '(' expr ')'			{ $$ = $2; }
+	| SIZEOF '(' type_name ')'	{ $$ = $3; $$->kind = N_SIZEOF; $$->loc = L(@1); }
+	| SIZEOF '(' expr ')'		{ $$ = mk(N_SIZEOF, @1); $$->a = $3; }
 	| '(' expr ',' args ')' {
 		$$ = mk(N_TUPLE, @1);
 		$2->next = $4;
@@ -331,8 +386,21 @@ primary:
 	}
 	;
 
+/* a cast's or sizeof's type: N_CAST with the name and the pointer depth */
+type_name:
+	TYPE				{ $$ = mk(N_CAST, @1); $$->str = $1.s; }
+	| STRUCT IDENT {
+		size_t n = strlen($2.s) + 8;
+
+		$$ = mk(N_CAST, @1);
+		$$->str = ast_alloc(n);
+		snprintf($$->str, n, "struct %s", $2.s);
+	}
+	| type_name '*'			{ $$ = $1; $$->ival++; }
+	;
+
 map:
-	MAP				{ $$ = mk(N_MAP, @1); $$->str = $1.s; }
+	MAP %prec MAP_ALONE		{ $$ = mk(N_MAP, @1); $$->str = $1.s; }
 	| MAP '[' args ']' {
 		$$ = mk(N_MAP, @1);
 		$$->str = $1.s;
@@ -393,6 +461,10 @@ int ast_parse(const struct source *src, struct program **prog)
 	lex_start(src->text, src->len);
 	err = gt_yyparse();
 	lex_end();
+	if (!err && !diag_errors() && !result->clauses) {
+		diag_error(L(gt_yylloc), "expected a probe");
+		err = -22;
+	}
 	if (!err && !diag_errors())
 		err = ast_check_depth(result);
 	if (err || diag_errors()) {

@@ -65,7 +65,8 @@ bool provider_host_builtin(const char *name)
 {
 	static const char *const names[] = {
 		"pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed",
-		"cpu", "cpid", "probe",
+		"cpu", "cpid", "probe", "username", "rand", "curtask",
+		"cgroup", "numaid", "ctx",
 	};
 	size_t i;
 

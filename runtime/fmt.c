@@ -144,7 +144,7 @@ static void parse_spec(const char *f, struct fmt_spec *sp)
 
 static const char *argty_name(enum fmt_argty t)
 {
-	return t == FMT_STR ? "string" : "integer";
+	return t == FMT_STR ? "string" : t == FMT_BUF ? "buffer" : "integer";
 }
 
 static const char *conv_want(char conv)
@@ -161,7 +161,7 @@ static int conv_accepts(char conv, enum fmt_argty t)
 	if (conv == 's')
 		return t == FMT_STR;
 	if (conv == 'r')
-		return 0;	/* we have no buffer type */
+		return t == FMT_BUF;
 	return t == FMT_INT || t == FMT_UINT;
 }
 
@@ -372,6 +372,14 @@ static void render_conv(struct sbuf *sb, const struct fmt_spec *sp,
 {
 	char cs[48];
 
+	if (a->type == FMT_BUF) {
+		char *t = fmt_buffer(a->s, (size_t)a->i);
+
+		c_spec(sp, "", 's', cs, sizeof(cs));
+		sb_printf(sb, cs, t ? t : "");
+		free(t);
+		return;
+	}
 	/* Mismatches (fmt_check was not run) print the value as it is. */
 	if (a->type == FMT_STR) {
 		struct fmt_spec s = *sp;
@@ -444,4 +452,45 @@ char *fmt_time(const char *fmt)
 		return NULL;
 	memcpy(s, buf, n + 1);
 	return s;
+}
+
+void fmt_strftime(const char *fmt, uint64_t ns, char *buf, size_t len)
+{
+	static struct timespec boot;	/* wall clock at boot */
+	struct timespec real, mono;
+	struct tm tm;
+	time_t secs;
+
+	if (!boot.tv_sec) {
+		/* nsecs is CLOCK_MONOTONIC; bpftrace 0.17 counts from boot */
+		clock_gettime(CLOCK_REALTIME, &real);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		boot.tv_sec = real.tv_sec - mono.tv_sec;
+		boot.tv_nsec = real.tv_nsec - mono.tv_nsec;
+		if (boot.tv_nsec < 0) {
+			boot.tv_sec--;
+			boot.tv_nsec += 1000000000L;
+		}
+	}
+	secs = boot.tv_sec + (time_t)((ns + (uint64_t)boot.tv_nsec) / 1000000000ULL);
+	buf[0] = 0;
+	if (localtime_r(&secs, &tm) && !strftime(buf, len, fmt, &tm))
+		buf[0] = 0;
+}
+
+char *fmt_buffer(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	char *out = malloc(4 * n + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] >= 32 && b[i] <= 126)
+			*o++ = (char)b[i];
+		else
+			o += sprintf(o, "\\x%02x", b[i]);
+	}
+	*o = 0;
+	return out;
 }

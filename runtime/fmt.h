@@ -14,6 +14,7 @@ enum fmt_argty {
 	FMT_INT,	/* signed 64-bit integer */
 	FMT_UINT,	/* unsigned 64-bit integer */
 	FMT_STR,	/* NUL-terminated string (at most 64 bytes in a probe) */
+	FMT_BUF,	/* buf(): s holds i bytes, printed by %r */
 };
 
 struct fmt_arg {
@@ -39,6 +40,16 @@ int fmt_render(const char *fmt, const struct fmt_arg *args, int nargs, char **ou
  * "%H:%M:%S\n" when FMT is NULL.  Caller frees.
  */
 char *fmt_time(const char *fmt);
+
+/*
+ * strftime(FMT, NS) as bpftrace 0.17 shows it: NS is a bpf_ktime_get_ns()
+ * time (nsecs), put on the wall clock by the boot time, local time.
+ * Into BUF; "" when strftime gives nothing.
+ */
+void fmt_strftime(const char *fmt, uint64_t ns, char *buf, size_t len);
+
+/* buf() contents as %r prints them: printable bytes, else \xNN.  Caller frees. */
+char *fmt_buffer(const void *p, size_t n);
 
 /*
  * Additions.  Widths and precisions above FMT_MAX_WIDTH are refused by

@@ -51,6 +51,7 @@ static void usage(FILE *f)
 	      "  -v             verbose\n"
 	      "  -d STAGE       dump ast, types, ebpf, ptx, verifier or all\n"
 	      "  --dry-run      compile and verify, attach nothing\n"
+	      "  --unsafe       allow system() and signal()\n"
 	      "  -V, --version  version\n"
 	      "  -h, --help     this help\n", f);
 }
@@ -197,6 +198,7 @@ int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "dry-run", no_argument, NULL, 'D' },
+		{ "unsafe", no_argument, NULL, 'U' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -212,6 +214,7 @@ int main(int argc, char **argv)
 	struct agentctl *ac = NULL;
 	struct out o = { 0 };
 	bool dry_run = false, have_obj = false, list = false, have_ds = false;
+	bool unsafe = false;
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
@@ -271,6 +274,9 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			dry_run = true;
+			break;
+		case 'U':
+			unsafe = true;
 			break;
 		case 'V':
 			printf("gputrace v%s\n", GT_VERSION);
@@ -339,7 +345,7 @@ int main(int argc, char **argv)
 	if (dump & D_AST)
 		ast_dump(stderr, prog);
 	struct sema_opts sem = { .argv = argv + optind, .argc = argc - optind,
-				 .target_pid = sopts.pid };
+				 .target_pid = sopts.pid, .unsafe = unsafe };
 
 	/* -p with device probes: the agent will be injected (docs/attach.md) */
 	if (sopts.pid && !dry_run && needs_agent(prog)) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -9,6 +11,7 @@
 #include "gpucode/kname.h"
 #include "probes/elf_syms.h"
 #include "runtime/knames.h"
+#include "runtime/fmt.h"
 #include "runtime/maps.h"
 
 static void *xcalloc(size_t n, size_t size)
@@ -22,13 +25,57 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+static const char **tfmts;
+static int ntfmts;
+
+void maps_set_tfmts(const char **fmts, int n)
+{
+	tfmts = fmts;
+	ntfmts = n;
+}
+
+/* username: the uid's name, or the number as text when it has none */
+static char *user_name(uint64_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024], num[24];
+
+	if (!getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) && res)
+		return strdup(res->pw_name);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)uid);
+	return strdup(num);
+}
+
 void maps_decode(const struct type *t, const void *p, struct out_val *v)
 {
-	uint64_t h;
+	uint64_t h, w[2];
 	int known = 0;
+	char tb[256];
 
 	memset(v, 0, sizeof(*v));
 	switch (t->kind) {
+	case T_PTR:
+		v->type = OV_UINT;
+		memcpy(&v->i, p, 8);
+		break;
+	case T_USER:
+		memcpy(w, p, 8);
+		v->type = OV_STR;
+		v->s = user_name(w[0]);
+		break;
+	case T_TIME:
+		memcpy(w, p, 16);
+		tb[0] = 0;
+		if (w[0] < (uint64_t)ntfmts)
+			fmt_strftime(tfmts[w[0]], w[1], tb, sizeof(tb));
+		v->type = OV_STR;
+		v->s = strdup(tb);
+		break;
+	case T_BUF:
+		memcpy(w, p, 8);
+		v->type = OV_STR;
+		v->s = fmt_buffer((const char *)p + 8, w[0] < GT_BUFLEN ? w[0] : GT_BUFLEN);
+		break;
 	case T_INT:
 		v->type = t->is_signed ? OV_INT : OV_UINT;
 		memcpy(&v->i, p, 8);

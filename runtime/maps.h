@@ -15,6 +15,8 @@ void maps_out_free(struct out_map *om);
 /* Decode a value of type T stored at P (strings copied). */
 void maps_decode(const struct type *t, const void *p, struct out_val *v);
 void maps_val_free(struct out_val *v);
+/* The unit's strftime() formats, which decoding a timestamp needs. */
+void maps_set_tfmts(const char **fmts, int n);
 
 int maps_clear(const struct gt_object *obj, int idx);
 int maps_zero(const struct gt_object *obj, int idx);

@@ -69,7 +69,19 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 
 		args[i].s = NULL;
 		args[i].i = 0;
-		if (t->elems[i]->kind == T_STR) {
+		if (t->elems[i]->kind == T_TIME || t->elems[i]->kind == T_USER) {
+			/* formatted in user space, like map values */
+			args[i].type = FMT_STR;
+			maps_decode(t->elems[i], a, &sym[nsym]);
+			args[i].s = sym[nsym++].s;
+		} else if (t->elems[i]->kind == T_BUF) {
+			uint64_t len;
+
+			memcpy(&len, a, 8);
+			args[i].type = FMT_BUF;
+			args[i].i = len < GT_BUFLEN ? (int64_t)len : GT_BUFLEN;
+			args[i].s = (const char *)a + 8;
+		} else if (t->elems[i]->kind == T_STR) {
 			args[i].type = FMT_STR;
 			args[i].s = (const char *)a;
 			if (t->elems[i]->symbol) {
@@ -108,6 +120,95 @@ static void on_dev_printf(void *arg, uint32_t fmt, const void *args,
 		return;
 	do_printf(s, &s->u->events[fmt], args);
 	fflush(s->o->f);
+}
+
+/* printf's text for the arguments at P: cat()'s path, system()'s command */
+static char *render(const struct event_desc *ev, const uint8_t *p)
+{
+	struct fmt_arg args[32] = { 0 };
+	const struct type *t = ev->args;
+	char *text = NULL;
+
+	for (int i = 0; i < t->nelems; i++) {
+		const uint8_t *a = p + t->offsets[i];
+
+		if (t->elems[i]->kind == T_STR) {
+			args[i].type = FMT_STR;
+			args[i].s = (const char *)a;
+		} else {
+			args[i].type = t->elems[i]->is_signed ? FMT_INT : FMT_UINT;
+			memcpy(&args[i].i, a, 8);
+		}
+	}
+	if (fmt_render(ev->fmt, args, t->nelems, &text) < 0)
+		return NULL;
+	return text;
+}
+
+/* cat(): up to 10240 bytes of the file, as they are (bpftrace 0.17) */
+static void do_cat(struct session *s, const char *path)
+{
+	char buf[4096];
+	size_t n, total = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(stderr, "ERROR: failed to open file '%s': %s\n", path,
+			strerror(errno));
+		return;
+	}
+	while (total < 10240 &&
+	       (n = fread(buf, 1, sizeof(buf) < 10240 - total ?
+			  sizeof(buf) : 10240 - total, f)) > 0) {
+		out_printf(s->o, buf, n);
+		total += n;
+	}
+	fclose(f);
+}
+
+/* system(): the command's standard output, after it ended */
+static void do_system(struct session *s, const char *cmd)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f;
+
+	fflush(s->o->f);
+	f = popen(cmd, "r");
+	if (!f) {
+		fprintf(stderr, "ERROR: system() could not run '%s': %s\n", cmd,
+			strerror(errno));
+		return;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		out_printf(s->o, buf, n);
+	pclose(f);
+}
+
+/* join(): the strings up to the first empty one, DELIM between, a newline */
+static void do_join(struct session *s, const char *delim, const uint8_t *p,
+		    size_t size)
+{
+	uint64_t n;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m || size < 8)
+		return;
+	memcpy(&n, p, 8);
+	for (uint64_t i = 0; i < n && 8 + (i + 1) * GT_STRLEN <= size; i++) {
+		const char *a = (const char *)p + 8 + i * GT_STRLEN;
+
+		if (!a[0])
+			break;
+		fprintf(m, "%s%.*s", i ? delim : "", GT_STRLEN - 1, a);
+	}
+	fputc('\n', m);
+	fclose(m);
+	if (text)
+		out_printf(s->o, text, len);
+	free(text);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -161,6 +262,20 @@ static int on_event(void *ctx, void *data, size_t size)
 		maps_zero(s->obj, ev->map->index);
 		agentctl_zero(s->ac, ev->map->index);
 		break;
+	case EV_JOIN:
+		do_join(s, ev->fmt, p, size - 8);
+		break;
+	case EV_CAT:
+	case EV_SYSTEM: {
+		char *text = render(ev, p);
+
+		if (text && ev->kind == EV_CAT)
+			do_cat(s, text);
+		else if (text)
+			do_system(s, text);
+		free(text);
+		break;
+	}
 	case EV_EXIT: {
 		int64_t code;
 
@@ -296,6 +411,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		fprintf(stderr, "gputrace: %s\n", err);
 		return 1;
 	}
+	maps_set_tfmts(u->tfmts, u->ntfmts);
 	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, on_event, &s, NULL);
 	if (!rb) {
 		fprintf(stderr, "gputrace: cannot open the event ring buffer: %s\n",

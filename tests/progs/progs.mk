@@ -19,6 +19,13 @@ $(PROGS_DIR)/uprobe_target: tests/progs/uprobe_target.c tests/progs/probe_wait.h
 	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< -L$(PROGS_DIR) -lgtdemo \
 		-Wl,-rpath,'$$ORIGIN' -ldl
 
+# Language tests that read user memory (tests/accept/lang_uprobe_diff.sh).
+EXTRA_ALL += $(PROGS_DIR)/lang_target
+
+$(PROGS_DIR)/lang_target: tests/progs/lang_target.c tests/progs/probe_wait.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< -ldl
+
 # cuda: provider tests (tests/accept/cuda_*.sh): a driver API workload
 # and a fake driver; the workload finds libcuda.so.1 at run time through
 # LD_LIBRARY_PATH: build/progs/fakecuda/, or a directory with a link to
