@@ -114,9 +114,10 @@ attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 		sleep 0.05
 	done
 	before=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
-	TMPDIR=$T "$GT" ${GTV:-} -p $P -e "$PROBES" >"$T/gt$n" 2>"$T/gte$n" &
+	TMPDIR=$T "$GT" -v ${GTV:-} -p $P -e "$PROBES" >"$T/gt$n" 2>"$T/gte$n" &
 	G=$!
-	wait_for "$T/gt$n" 'Attaching' || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
+	# live once -v says the agent is in: "Attaching" comes before that
+	wait_for "$T/gte$n" 'agent attached to pid' || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
 	[ "$(live_bytes)" = "$orig" ] && fail "attach $n: cuLaunchKernel not patched"
 	if [ "$n" = 1 ]; then
 		# security: config 0600 in a private directory, abstract socket
