@@ -718,6 +718,7 @@ static void retire(struct agent_actx *a)
 
 void agent_ctx_retire(CUcontext ctx)
 {
+	agent_prefetch_forget_ctx(ctx);
 	pthread_mutex_lock(&agent_ctx_lock);
 	for (struct agent_actx *a = ctxs; a; a = a->next)
 		if (a->ctx == ctx && !a->dead)

@@ -32,7 +32,9 @@ struct ktab {
 
 static struct ktab *_Atomic tab;
 static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER; /* table, list */
-static pthread_mutex_t ilock = PTHREAD_MUTEX_INITIALIZER; /* instrumenting */
+static pthread_mutex_t ilock = PTHREAD_MUTEX_INITIALIZER; /* insts, busy */
+static pthread_cond_t icond = PTHREAD_COND_INITIALIZER;	/* busy cleared */
+static pthread_mutex_t idlock = PTHREAD_MUTEX_INITIALIZER; /* kernel ids */
 static struct agent_kernel *all;
 
 /* kernel ids: index of the mangled name, process-wide */
@@ -323,24 +325,28 @@ void agent_kernel_forget_ctx(CUcontext ctx)
 	pthread_mutex_unlock(&klock);
 }
 
-/* Under ilock: the id of NAME, new ones get the next index. */
+/* The id of NAME, new ones get the next index. */
 static int kernel_id(const char *name)
 {
-	for (int i = 0; i < nids; i++)
+	int id = -1;
+
+	pthread_mutex_lock(&idlock);
+	for (int i = 0; i < nids && id < 0; i++)
 		if (!strcmp(id_names[i], name))
-			return i;
-	if (nids == cap_ids) {
+			id = i;
+	if (id < 0 && nids == cap_ids) {
 		int cap = cap_ids ? cap_ids * 2 : 64;
 		char **v = realloc(id_names, (size_t)cap * sizeof(*v));
 
-		if (!v)
-			return -1;
-		id_names = v;
-		cap_ids = cap;
+		if (v) {
+			id_names = v;
+			cap_ids = cap;
+		}
 	}
-	if (!(id_names[nids] = strdup(name)))
-		return -1;
-	return nids++;
+	if (id < 0 && nids < cap_ids && (id_names[nids] = strdup(name)))
+		id = nids++;
+	pthread_mutex_unlock(&idlock);
+	return id;
 }
 
 static double now_ms(void)
@@ -542,6 +548,23 @@ out:
 	free(l.exit);
 }
 
+static struct agent_inst *inst_in(struct agent_kernel *k, CUcontext ctx)
+{
+	struct agent_inst *in;
+
+	for (in = atomic_load_explicit(&k->insts, memory_order_acquire); in;
+	     in = in->next)
+		if (in->ctx == ctx)
+			return in;
+	return NULL;
+}
+
+/*
+ * K's instance in CTX, made on the first call.  The JIT runs outside
+ * ilock, so kernels are instrumented side by side (the launching threads
+ * and agent_prefetch.c's workers); a caller that finds K being made
+ * waits for it (k->busy).
+ */
 struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 {
 	struct agent_inst *in;
@@ -550,21 +573,21 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 	char why[1024];
 
 	/* every launch of a matched kernel comes here: nothing to clear */
-	for (in = atomic_load_explicit(&k->insts, memory_order_acquire); in;
-	     in = in->next)
-		if (in->ctx == ctx)
-			return in;
+	if ((in = inst_in(k, ctx)))
+		return in;
 	why[0] = '\0';
 	if (k->state != AGENT_K_MATCHED)
 		return NULL;
 	pthread_mutex_lock(&ilock);
-	for (in = atomic_load(&k->insts); in && in->ctx != ctx; in = in->next)
-		;
-	if (in || k->state != AGENT_K_MATCHED)
-		goto out;
-	in = calloc(1, sizeof(*in));
-	if (!in)
-		goto out;
+	while (!(in = inst_in(k, ctx)) && k->busy)
+		pthread_cond_wait(&icond, &ilock);
+	if (in || k->state != AGENT_K_MATCHED ||
+	    !(in = calloc(1, sizeof(*in)))) {
+		pthread_mutex_unlock(&ilock);
+		return in;
+	}
+	k->busy = ctx;
+	pthread_mutex_unlock(&ilock);
 	in->ctx = ctx;
 	agent_in_hook++;
 	mode = agent_capture_relax();
@@ -581,12 +604,29 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 	agent_in_hook--;
 	if (!in->fn && why[0])
 		agent_report_once("skipped %s: %s", k->pretty, why);
+	pthread_mutex_lock(&ilock);
 	in->next = atomic_load(&k->insts);
 	atomic_store_explicit(&k->insts, in, memory_order_release);
-out:
+	k->busy = NULL;
+	pthread_cond_broadcast(&icond);
 	pthread_mutex_unlock(&ilock);
+	if (in->fn)
+		agent_prefetch(k, ctx);
 	return in;
 }
+
+void agent_kernel_each_pending(uintptr_t owner, CUcontext ctx,
+			       void (*fn)(struct agent_kernel *, void *),
+			       void *arg)
+{
+	pthread_mutex_lock(&klock);
+	for (struct agent_kernel *k = all; k; k = k->all_next)
+		if (k->owner == owner && k->state == AGENT_K_MATCHED &&
+		    !k->busy && !inst_in(k, ctx))
+			fn(k, arg);
+	pthread_mutex_unlock(&klock);
+}
+
 /*
  * A new attach (-p): every handle is matched again against the new
  * clauses.  The old table and records stay (lock-free readers).

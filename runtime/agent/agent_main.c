@@ -200,6 +200,7 @@ void agent_detach(const char *why)
 	if (agent.detached)
 		return;
 	agent.detached = 1;
+	agent_prefetch_stop();
 	agent_inline_disarm();
 	agent_complete_stop();
 	agent_debug("detached (%s): original launches from now on", why);
@@ -224,6 +225,7 @@ static void agent_exit(void)
 	if (exit_done || agent.pid != getpid())
 		return;
 	exit_done = 1;
+	agent_prefetch_stop();	/* no JIT while the contexts go */
 	agent_serve_stop();
 	if (agent.active) {
 		uint64_t seq = agent.snap_seq + 1;
@@ -353,6 +355,7 @@ void agent_session_reset(void)
 	agent.seg_fd = -1;
 	agent.seg_region = -1;
 	agent.snap_seq = 0;
+	agent_prefetch_resume();
 	pthread_mutex_lock(&once_lock);
 	once_n = 0;
 	__atomic_store_n(&cuda_told, 0, __ATOMIC_RELEASE);

@@ -198,6 +198,11 @@ struct agent_drv {
 	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*memcpy2d_async)(const CUDA_MEMCPY2D *, CUstream);
+	/* CUDA 12.4: the kernels of a module or library (agent_prefetch.c) */
+	CUresult (*module_func_count)(unsigned *, CUmodule);
+	CUresult (*module_enum_funcs)(CUfunction *, unsigned, CUmodule);
+	CUresult (*library_kernel_count)(unsigned *, CUlibrary);
+	CUresult (*library_enum_kernels)(CUkernel *, unsigned, CUlibrary);
 	CUresult (*link_create)(unsigned, CUjit_option *, void **,
 				CUlinkState *);
 	CUresult (*link_add_data)(CUlinkState, CUjitInputType, void *, size_t,
@@ -347,11 +352,31 @@ struct agent_kernel {
 	uintptr_t kern;		/* CUfunction from cuKernelGetFunction: its
 				 * CUkernel; else 0 */
 	enum agent_kstate state;
+	CUcontext busy;		/* being instrumented for this context */
 	int told;		/* -p: KHANDLE 0 not sent, 1 sent, 2 ACKed */
 	int id;			/* kernel id (names table index), -1: none */
 	struct agent_inst *_Atomic insts;
 	struct agent_kernel *all_next;
 };
+
+/*
+ * agent_prefetch.c: K was just instrumented in CTX (its first launch
+ * there): queue the matched kernels of its module or library that are
+ * not, for worker threads to instrument in parallel.
+ */
+void agent_prefetch(const struct agent_kernel *k, CUcontext ctx) AGENT_HIDDEN;
+/* Drop queued work and wait (bounded) for the workers' current jobs:
+ * before the exit handler's snapshot, and at detach. */
+void agent_prefetch_stop(void) AGENT_HIDDEN;
+/* A new attach: queue again. */
+void agent_prefetch_resume(void) AGENT_HIDDEN;
+/* CTX is being destroyed: its queued work goes, running work ends. */
+void agent_prefetch_forget_ctx(CUcontext ctx) AGENT_HIDDEN;
+/* Kernels recorded from OWNER that clauses match and that have neither
+ * an instance in CTX nor one being made: FN(k, ARG) for each. */
+void agent_kernel_each_pending(uintptr_t owner, CUcontext ctx,
+			       void (*fn)(struct agent_kernel *, void *),
+			       void *arg) AGENT_HIDDEN;
 
 /* NAME demangled (malloc'd), or NULL: not a C++ name, or no demangler. */
 char *agent_demangle(const char *name) AGENT_HIDDEN;

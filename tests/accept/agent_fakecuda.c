@@ -257,6 +257,37 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name)
 	return OK;
 }
 
+/*
+ * CUDA 12.4's enumeration: the kernels FAKECUDA_MODULE_KERNELS names
+ * (comma separated), none without it.  The agent instruments a module's
+ * other matched kernels ahead (agent_prefetch.c).
+ */
+CUresult cuModuleGetFunctionCount(unsigned *n, void *m)
+{
+	const char *e = getenv("FAKECUDA_MODULE_KERNELS");
+
+	*n = 0;
+	for (; e && *e; e += strcspn(e, ",") + (e[strcspn(e, ",")] == ','))
+		++*n;
+	return OK;
+}
+
+CUresult cuModuleEnumerateFunctions(void **fs, unsigned n, void *m)
+{
+	const char *e = getenv("FAKECUDA_MODULE_KERNELS");
+	char name[256];
+
+	for (unsigned i = 0; i < n && e && *e; i++) {
+		size_t len = strcspn(e, ",");
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, e);
+		if (cuModuleGetFunction(&fs[i], m, name) != OK)
+			return 2;
+		e += len + (e[len] == ',');
+	}
+	return OK;
+}
+
 CUresult cuFuncGetName(const char **name, void *f)
 {
 	*name = ((struct ffunc *)f)->name;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 typedef int CUresult;
@@ -158,6 +159,9 @@ int main(int argc, char **argv)
 	}
 	if (getenv("HOOKPROG_BENCH"))
 		bench(launch, f, params, atol(getenv("HOOKPROG_BENCH")));
+	/* a program that lives on: work the agent does in the background */
+	if (getenv("HOOKPROG_LINGER_MS"))
+		usleep(1000 * (useconds_t)atol(getenv("HOOKPROG_LINGER_MS")));
 	free(img);
 	return 0;
 }
