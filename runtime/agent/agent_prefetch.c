@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,7 +164,10 @@ void agent_prefetch(const struct agent_kernel *k, CUcontext ctx)
 {
 	bool first = true;
 
-	if (!k->owner)
+	const char *off = getenv("GPUTRACE_PREFETCH");
+
+	/* =0: one kernel at a time, at its launch (bench/jitscale) */
+	if (!k->owner || (off && !strcmp(off, "0")))
 		return;
 	pthread_mutex_lock(&plock);
 	for (int i = 0; i < nseen; i++)
