@@ -29,7 +29,7 @@ const struct provider *const providers[] = {
 	&provider_profile,
 	&provider_software,
 	&provider_hardware,
-	//&provider_usdt,
+	&provider_usdt,
 	&provider_cuda,
 	&provider_gpu,
 	NULL,
@@ -54,7 +54,7 @@ static const struct {
 	{ "p", &provider_profile },
 	{ "s", &provider_software },
 	{ "h", &provider_hardware },
-	//{ "U", &provider_usdt },
+	{ "U", &provider_usdt },
 };
 
 const struct provider *provider_find(const char *name)
