@@ -28,6 +28,7 @@ enum {
 	H_SEND_SIGNAL = 109, H_PROBE_READ_USER = 112,
 	H_PROBE_READ_USER_STR = 114, H_RINGBUF_OUTPUT = 130,
 	H_RINGBUF_RESERVE = 131, H_RINGBUF_SUBMIT = 132,
+	H_PROBE_READ_KERNEL = 113, H_PROBE_READ_KERNEL_STR = 115,
 };
 
 struct cg {
@@ -283,6 +284,22 @@ static void gen_map_read(struct cg *g, struct node *n, int dst)
 	g->sp = save;
 }
 
+static int ldx_size(int size)
+{
+	return size == 1 ? BPF_B : size == 2 ? BPF_H : size == 4 ? BPF_W : BPF_DW;
+}
+
+/* r0 holds SRC->size bytes zero-extended: extend the sign if asked. */
+static void sign_extend(struct cg *g, const struct builtin_src *src)
+{
+	int sh = 64 - 8 * src->size;
+
+	if (!src->sign || sh <= 0)
+		return;
+	emit(g, I_ALU64_IMM(BPF_LSH, BPF_REG_0, sh));
+	emit(g, I_ALU64_IMM(BPF_ARSH, BPF_REG_0, sh));
+}
+
 /* A provider-specific builtin: 0 when SRC was filled. */
 static int provider_src(struct cg *g, const char *name, struct builtin_src *src)
 {
@@ -368,6 +385,23 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 		g->sp = save;
 	} else if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_U64) {
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_6, src.off));
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_CTX_INT) {
+		emit(g, I_LDX(ldx_size(src.size), BPF_REG_0, BPF_REG_6, src.off));
+		sign_extend(g, &src);
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_PTR_INT) {
+		int save = g->sp, t = stack_alloc(g, 8);
+
+		emit(g, I_ST(BPF_DW, BPF_REG_10, t, 0));
+		emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
+		emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.ptr_off));
+		stack_ptr(g, BPF_REG_1, t);
+		emit(g, I_MOV64_IMM(BPF_REG_2, src.size));
+		emit(g, I_CALL(H_PROBE_READ_USER));
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, t));
+		sign_extend(g, &src);
+		g->sp = save;
+	} else if (!provider_src(g, b, &src) && src.kind == BSRC_IMM) {
+		emit_ld64(g, BPF_REG_0, (uint64_t)src.imm);
 	} else if (!provider_src(g, b, &src) && src.kind == BSRC_USTACK_U64) {
 		int save = g->sp, t = stack_alloc(g, 8);
 
@@ -895,6 +929,23 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			emit(g, I_LDX(BPF_DW, BPF_REG_3, BPF_REG_6, src.off));
 			emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.ptr_off));
 			emit(g, I_CALL(H_PROBE_READ_USER));
+		} else if (!provider_src(g, n->str, &src) &&
+			   (src.kind == BSRC_CTX_CHARS || src.kind == BSRC_CTX_DATALOC)) {
+			/* kernel memory in the record: the read stops at NUL */
+			zero_mem(g, dst, GT_STRLEN);
+			stack_ptr(g, BPF_REG_1, dst);
+			emit(g, I_MOV64_REG(BPF_REG_3, BPF_REG_6));
+			if (src.kind == BSRC_CTX_DATALOC) {
+				emit(g, I_LDX(BPF_W, BPF_REG_2, BPF_REG_6, src.off));
+				emit(g, I_ALU64_IMM(BPF_AND, BPF_REG_2, 0xffff));
+				emit(g, I_ALU64_REG(BPF_ADD, BPF_REG_3, BPF_REG_2));
+				emit(g, I_MOV64_IMM(BPF_REG_2, GT_STRLEN));
+			} else {
+				emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_3, src.off));
+				emit(g, I_MOV64_IMM(BPF_REG_2, src.size < GT_STRLEN ?
+						    src.size : GT_STRLEN));
+			}
+			emit(g, I_CALL(H_PROBE_READ_KERNEL_STR));
 		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_CTX_STR) {
 			zero_mem(g, dst, GT_STRLEN);
 			stack_ptr(g, BPF_REG_1, dst);

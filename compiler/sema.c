@@ -264,6 +264,9 @@ static bool builtin_known(const char *name)
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
 		if (!strcmp(host[i], name))
 			return true;
+	/* tracepoint fields: the provider knows them */
+	if (!strncmp(name, "args->", 6))
+		return true;
 	/* arg0..arg9 */
 	return !strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9' &&
 	       (!name[4] || (name[4] >= '0' && name[4] <= '9' && !name[5]));
@@ -291,6 +294,33 @@ static struct type *builtin_type(const char *name)
 	return type_int(false);
 }
 
+/*
+ * A builtin whose type the attach point decides (tracepoint fields, usdt
+ * arguments): asked of the clause's first probe; the others were checked
+ * to have it too.
+ */
+static struct type *provider_type(const struct clause_info *ci,
+				  const char *name)
+{
+	const struct probe *p = ci->nprobes ? ci->probes[0] : NULL;
+	struct builtin_src src;
+
+	if (!p || p->prov->device || !p->prov->builtin_src ||
+	    p->prov->builtin_src(p, name, &src))
+		return builtin_type(name);
+	switch (src.kind) {
+	case BSRC_CTX_CHARS:
+	case BSRC_CTX_DATALOC:
+		return type_string();
+	case BSRC_CTX_INT:
+	case BSRC_PTR_INT:
+	case BSRC_IMM:
+		return type_int(src.sign);
+	default:
+		return builtin_type(name);
+	}
+}
+
 static struct type *check_builtin(struct ctx *c, struct node *n)
 {
 	if (!builtin_known(n->str)) {
@@ -307,12 +337,16 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 				    p->name);
 				return NULL;
 			}
-			err(c, n->loc, "builtin '%s' is not available in %s probes",
-			    n->str, p->prov->name);
+			if (!strncmp(n->str, "args->", 6))
+				err(c, n->loc, "%s has no field '%s'", p->name,
+				    n->str + 6);
+			else
+				err(c, n->loc, "builtin '%s' is not available in %s probes",
+				    n->str, p->prov->name);
 			return NULL;
 		}
 	}
-	return builtin_type(n->str);
+	return provider_type(c->ci, n->str);
 }
 
 static struct type *posarg_type(struct ctx *c, struct node *n)

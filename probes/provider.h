@@ -33,6 +33,15 @@ enum bsrc_kind {
 	BSRC_MAP_U64,		/* u64 at ptr_off in the value of map `map` at key
 				 * *(u64 *)(ctx + off), 0 when the key is absent;
 				 * with `since`: nsecs minus that u64 */
+	BSRC_CTX_INT,		/* `size` bytes at ctx + off, `sign`-extended
+				 * (tracepoint fields) */
+	BSRC_CTX_CHARS,		/* string: the char array of `size` bytes at
+				 * ctx + off (kernel memory) */
+	BSRC_CTX_DATALOC,	/* string: __data_loc, u32 at ctx + off whose
+				 * low 16 bits are the offset from ctx */
+	BSRC_PTR_INT,		/* `size` bytes of user memory at *(u64 *)(ctx +
+				 * off) + ptr_off, `sign`-extended (usdt) */
+	BSRC_IMM,		/* the constant imm (usdt) */
 };
 
 struct builtin_src {
@@ -43,6 +52,9 @@ struct builtin_src {
 	bool u32;		/* keep only the low 32 bits (C unsigned int args) */
 	int map;		/* BSRC_MAP_*: index in the object's maps */
 	bool since;		/* BSRC_MAP_U64: a time elapsed since the value */
+	int size;		/* BSRC_CTX_INT, BSRC_PTR_INT: 1, 2, 4 or 8 */
+	bool sign;		/* BSRC_CTX_INT, BSRC_PTR_INT: signed value */
+	int64_t imm;		/* BSRC_IMM */
 	const char *str;
 };
 
@@ -77,6 +89,11 @@ struct probe {
 	char *func;		/* uprobe: the (demangled) function */
 	bool retprobe;		/* uretprobe; gpu: the :exit form */
 	bool warp;		/* gpu:warp */
+	/* kernel probes loaded as another program type than the provider's
+	 * (kprobe as fentry where the kernel has no kprobes): 0 for none */
+	enum bpf_prog_type prog_type;
+	enum bpf_attach_type attach_type;	/* with attach_btf_id */
+	uint32_t attach_btf_id;			/* vmlinux BTF id, 0: none */
 	void *priv;		/* provider-private, freed by the provider */
 	/* filled by attach() */
 	int prog_fd;
@@ -199,6 +216,14 @@ extern const struct provider provider_end;	/* begin_end.c */
 extern const struct provider provider_interval;	/* interval.c */
 extern const struct provider provider_uprobe;	/* uprobe.c */
 extern const struct provider provider_uretprobe;	/* uprobe.c */
+extern const struct provider provider_kprobe;	/* kprobe.c */
+extern const struct provider provider_kretprobe;	/* kprobe.c */
+extern const struct provider provider_tracepoint;	/* tracepoint.c */
+extern const struct provider provider_rawtracepoint;	/* rawtracepoint.c */
+extern const struct provider provider_profile;	/* perf.c */
+extern const struct provider provider_software;	/* perf.c */
+extern const struct provider provider_hardware;	/* perf.c */
+extern const struct provider provider_usdt;	/* usdt.c */
 extern const struct provider provider_gpu;	/* gpu.c */
 extern const struct provider provider_cuda;	/* cuda.c */
 

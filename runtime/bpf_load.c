@@ -161,6 +161,7 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 			    pr->probe->name : "?";
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	char name[BPF_OBJ_NAME_LEN], head[256];
+	enum bpf_prog_type ptype;
 	struct bpf_insn *insns;
 	char *log;
 	int fd, e, ret;
@@ -186,8 +187,13 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 		goto out;
 
 	obj_name(name, sizeof(name), pname);
+	ptype = pr->probe->prog_type ? pr->probe->prog_type : prov->prog_type;
+	if (pr->probe->attach_btf_id) {
+		opts.expected_attach_type = pr->probe->attach_type;
+		opts.attach_btf_id = pr->probe->attach_btf_id;
+	}
 	/* Fast path without a log; only a failure pays for one. */
-	fd = bpf_prog_load(prov->prog_type, name, "GPL", insns, pr->ninsns,
+	fd = bpf_prog_load(ptype, name, "GPL", insns, pr->ninsns,
 			   &opts);
 	if (fd >= 0) {
 		pr->fd = fd;
@@ -200,7 +206,7 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 		opts.log_buf = log;
 		opts.log_size = LOAD_LOG_SIZE;
 		opts.log_level = 1;
-		fd = bpf_prog_load(prov->prog_type, name, "GPL", insns,
+		fd = bpf_prog_load(ptype, name, "GPL", insns,
 				   pr->ninsns, &opts);
 		if (fd >= 0) {		/* raced into success: keep it */
 			free(log);

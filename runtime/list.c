@@ -13,6 +13,11 @@ static const char *const fixed[] = {
 	"BEGIN", "END",
 	"interval:s:N", "interval:ms:N", "interval:us:N", "interval:hz:N",
 	"uprobe:BIN:FUNC", "uprobe:BIN:FUNC+OFF", "uretprobe:BIN:FUNC",
+	"usdt:BIN:PROVIDER:NAME", "usdt:BIN:NAME",
+	"kprobe:FUNC", "kprobe:FUNC+OFF", "kretprobe:FUNC",
+	"tracepoint:CATEGORY:NAME", "rawtracepoint:NAME",
+	"profile:hz:N", "profile:s:N", "profile:ms:N", "profile:us:N",
+	"software:EVENT:N", "hardware:EVENT:N",
 	"cuda:launch", "cuda:launch:GLOB", "cuda:malloc", "cuda:free",
 	"cuda:memcpy", "cuda:sync", "cuda:graph", "cuda:complete",
 	"cuda:complete:GLOB",
@@ -75,6 +80,10 @@ static void list_kernels(int pid, const char *cmd, const char *pattern,
 
 int list_probes(const char *pattern, int pid, const char *cmd, FILE *out)
 {
+	int ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
+
+	if (ret >= 0)
+		return ret;
 	if (pattern && (strchr(pattern, '/') || !strncmp(pattern, "uprobe:", 7) ||
 			!strncmp(pattern, "uretprobe:", 10))) {
 		char path[4096], err[256];

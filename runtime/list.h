@@ -15,4 +15,11 @@
  */
 int list_probes(const char *pattern, int pid, const char *cmd, FILE *out);
 
+/*
+ * PATTERN names a kernel provider (kprobe, tracepoint, rawtracepoint,
+ * software, hardware; aliases too) or usdt:BIN: list its probes; the
+ * exit status, or -1 for any other pattern (runtime/list_kernel.c).
+ */
+int list_kernel_probes(const char *pattern, int pid, FILE *out);
+
 #endif

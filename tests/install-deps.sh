@@ -7,13 +7,14 @@ set -e
 
 # build tools, the libraries the Makefile links statically (libtinfo.a
 # comes from libncurses-dev, libbsd.a/libmd.a are libedit's dependencies),
-# bpftrace for the differential suite, time for the benchmarks, man-db
+# bpftrace for the differential suite (systemtap-sdt-dev: <sys/sdt.h> for
+# its usdt test program), time for the benchmarks, man-db
 # and groff-base for the man page checks of tests/accept/install.sh,
 # clang 14 and its libFuzzer runtime for tests/fuzz/.
 PKGS="build-essential gcc make pkg-config flex bison
 libbpf-dev libelf-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
 libiberty-dev libncurses-dev libbsd-dev libmd-dev
-bpftrace time coreutils diffutils man-db groff-base
+bpftrace time coreutils diffutils man-db groff-base systemtap-sdt-dev
 clang-14 libclang-rt-14-dev"
 
 missing=

@@ -169,6 +169,48 @@ flags_of() {
 	sed -n '1,3s|^// flags:||p' "$1"
 }
 
+# cmd_of FILE: the command of a "// cmd: ..." line among the first five,
+# given to both tracers as -c (one argument, spaces kept).
+cmd_of() {
+	sed -n '1,5s|^// cmd: *||p' "$1"
+}
+
+# needs_of FILE: what the case needs from the kernel, from a
+# "// needs: ..." line among the first five (tracefs, kprobes, hardware,
+# usdt).
+needs_of() {
+	sed -n '1,5s|^// needs:||p' "$1"
+}
+
+# lacking NEEDS: why this machine cannot run a case that needs NEEDS, or
+# nothing.  tracefs is mounted at /sys/kernel/tracing when the kernel has
+# it but nobody mounted it (and left mounted: other runs may be using it).
+lacking() {
+	for n in $1; do
+		case $n in
+		tracefs)
+			[ -d /sys/kernel/tracing/events ] ||
+				[ -d /sys/kernel/debug/tracing/events ] ||
+				mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+				{ echo "no tracefs (not in the kernel, or cannot be mounted)"; return; }
+			;;
+		kprobes)
+			[ -e /sys/bus/event_source/devices/kprobe/type ] ||
+				{ echo "kernel without kprobes (CONFIG_KPROBES off: no kprobe PMU)"; return; }
+			;;
+		hardware)
+			"$BPFTRACE" -e 'hardware:cycles:1000000 { exit(); } interval:ms:200 { exit(); }' \
+				</dev/null 2>&1 | grep -q 'perf_event_open failed' &&
+				{ echo "no hardware performance counters (a VM?)"; return; }
+			;;
+		usdt)
+			[ -x build/progs/usdt_target ] ||
+				{ echo "build/progs/usdt_target not built (needs <sys/sdt.h>: systemtap-sdt-dev)"; return; }
+			;;
+		esac
+	done
+}
+
 # strip_attach FILE: drop the tracers' "Attaching N probes..." banner
 # (text or JSON).
 strip_attach() {
@@ -193,18 +235,25 @@ run_diff() {
 			continue
 		fi
 		have_gt "$name" || continue
+		lack=$(lacking "$(needs_of "$f")")
+		if [ -n "$lack" ]; then
+			skip "$name" "$lack"
+			continue
+		fi
 		args=$(args_of "$f")
 		flags=$(flags_of "$f")
+		cmd=$(cmd_of "$f")
+		set -- ${cmd:+-c} ${cmd:+"$cmd"}
 		# Both tracers at once: each mostly waits on the kernel.
 		# shellcheck disable=SC2086
 		(
-			timeout -k 5 "$TIMEOUT" "$BPFTRACE" $flags "$f" $args </dev/null \
+			timeout -k 5 "$TIMEOUT" "$BPFTRACE" $flags "$@" "$f" $args </dev/null \
 				>"$TMP/b.out" 2>"$TMP/b.err"
 			echo $? >"$TMP/b.rc"
 		) &
 		# shellcheck disable=SC2086
 		(
-			timeout -k 5 "$TIMEOUT" "$GT" $flags "$f" $args </dev/null \
+			timeout -k 5 "$TIMEOUT" "$GT" $flags "$@" "$f" $args </dev/null \
 				>"$TMP/g.out" 2>"$TMP/g.err"
 			echo $? >"$TMP/g.rc"
 		) &

@@ -39,3 +39,11 @@ $(PROGS_DIR)/fakecuda/libcuda.so.1: tests/progs/fakecuda.c
 $(PROGS_DIR)/cuda_stub: tests/progs/cuda_stub.c tests/progs/probe_wait.h $(PROGS_DIR)/fakecuda/libcuda.so.1
 	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< \
 		$(PROGS_DIR)/fakecuda/libcuda.so.1 -ldl
+
+# usdt: provider tests (tests/diff/45*): <sys/sdt.h> probes, one behind
+# a semaphore; -O1 so that arguments are in registers and in memory.
+EXTRA_ALL += $(PROGS_DIR)/usdt_target
+
+$(PROGS_DIR)/usdt_target: tests/progs/usdt_target.c tests/progs/usdt_sem.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -Wall -o $@ tests/progs/usdt_target.c tests/progs/usdt_sem.c

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel's side of kernel probes: where tracefs is, which functions
+ * can be probed, the vmlinux BTF, and whether kprobes exist at all.
+ * Everything is read once and kept for the life of the process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "probes/kfuncs.h"
+
+const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[64];
+
+	/* an unmounted mount point is an empty directory */
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events", dirs[i]);
+		if (!access(path, F_OK))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+static char **names;
+static size_t nnames;
+static bool loaded;
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One function name per line, first word; kallsyms: "ADDR TYPE NAME [mod]". */
+static int read_names(const char *path, bool kallsyms)
+{
+	char line[512], name[256], type;
+	size_t cap = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (kallsyms) {
+			if (sscanf(line, "%*s %c %255s", &type, name) != 2 ||
+			    (type != 't' && type != 'T'))
+				continue;
+		} else if (sscanf(line, "%255s", name) != 1) {
+			continue;
+		}
+		if (nnames == cap) {
+			char **n = realloc(names, (cap = cap ? 2 * cap : 4096) *
+					   sizeof(*n));
+
+			if (!n) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			names = n;
+		}
+		names[nnames] = strdup(name);
+		if (!names[nnames]) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		nnames++;
+	}
+	fclose(f);
+	return nnames ? 0 : -ENOENT;
+}
+
+static void free_names(void)
+{
+	while (nnames)
+		free(names[--nnames]);
+	free(names);
+	names = NULL;
+}
+
+const char *const *kfuncs_list(size_t *n)
+{
+	const char *tfs = tracefs_dir();
+	char path[128];
+	size_t i, j;
+
+	if (!loaded) {
+		loaded = true;
+		atexit(free_names);
+		if (tfs)
+			snprintf(path, sizeof(path),
+				 "%s/available_filter_functions", tfs);
+		if (!tfs || read_names(path, false)) {
+			free_names();
+			if (read_names("/proc/kallsyms", true))
+				free_names();
+		}
+		if (nnames)
+			qsort(names, nnames, sizeof(*names), cmp_str);
+		for (i = j = 0; i < nnames; i++) {
+			if (j && !strcmp(names[j - 1], names[i]))
+				free(names[i]);
+			else
+				names[j++] = names[i];
+		}
+		nnames = j;
+	}
+	*n = nnames;
+	return (const char *const *)names;
+}
+
+bool kfuncs_has(const char *name)
+{
+	size_t n;
+	const char *const *v = kfuncs_list(&n);
+
+	return n && bsearch(&name, v, n, sizeof(*v), cmp_str);
+}
+
+static struct btf *vmlinux;
+
+static void free_btf(void)
+{
+	btf__free(vmlinux);
+	vmlinux = NULL;
+}
+
+const struct btf *kfuncs_btf(void)
+{
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		vmlinux = btf__load_vmlinux_btf();
+		if (libbpf_get_error(vmlinux))
+			vmlinux = NULL;
+		else
+			atexit(free_btf);
+	}
+	return vmlinux;
+}
+
+static int sysfs_int(const char *path, const char *prefix, int *out)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) &&
+	     !strncmp(buf, prefix, strlen(prefix));
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*out = atoi(buf + strlen(prefix));
+	return 0;
+}
+
+bool kfuncs_kprobe_pmu(int *type, int *retbit)
+{
+	const char *dir = "/sys/bus/event_source/devices/kprobe";
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/type", dir);
+	if (sysfs_int(path, "", type))
+		return false;
+	snprintf(path, sizeof(path), "%s/format/retprobe", dir);
+	return !sysfs_int(path, "config:", retbit);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the kernel offers to kernel probes: the tracefs directory, the
+ * traceable functions, the vmlinux BTF.  Shared by kprobe.c,
+ * tracepoint.c, rawtracepoint.c and -l.
+ */
+#ifndef GT_KFUNCS_H
+#define GT_KFUNCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct btf;
+
+/* The mounted tracefs ("/sys/kernel/tracing" or the debugfs one), or NULL. */
+const char *tracefs_dir(void);
+
+/*
+ * The traceable kernel functions, sorted and unique: tracefs's
+ * available_filter_functions when readable, else the text symbols of
+ * /proc/kallsyms (module names dropped).  *N is the count; NULL (and
+ * *N 0) when neither can be read.  Cached for the process.
+ */
+const char *const *kfuncs_list(size_t *n);
+bool kfuncs_has(const char *name);
+
+/* vmlinux BTF (/sys/kernel/btf/vmlinux), cached; NULL when absent. */
+const struct btf *kfuncs_btf(void);
+
+/* Whether the kernel has the kprobe PMU (CONFIG_KPROBES); its type in *TYPE. */
+bool kfuncs_kprobe_pmu(int *type, int *retbit);
+
+#endif

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * -l for the kernel's probes and usdt: the concrete probes a pattern
+ * like 'kprobe:vfs_*', 'tracepoint:sched:*', 'rawtracepoint:*',
+ * 'software:*' or 'usdt:BIN:*' stands for, one a line, sorted.
+ */
+#define _GNU_SOURCE	/* asprintf */
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probes/elf_syms.h"
+#include "probes/kfuncs.h"
+#include "probes/provider.h"
+#include "probes/tracepoint.h"
+#include "probes/usdt_notes.h"
+#include "runtime/list.h"
+
+int rawtp_foreach(const char *pattern, int (*fn)(const char *name, void *arg),
+		  void *arg);
+
+struct lister {
+	const char *pattern;	/* with the provider's full name */
+	FILE *out;
+};
+
+static void line(struct lister *l, const char *text)
+{
+	if (!fnmatch(l->pattern, text, 0))
+		fprintf(l->out, "%s\n", text);
+}
+
+static int tp_line(const char *cat, const char *name, void *arg)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "tracepoint:%s:%s", cat, name);
+	line(arg, buf);
+	return 0;
+}
+
+static int rt_line(const char *name, void *arg)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "rawtracepoint:%s", name);
+	line(arg, buf);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* usdt:BIN[:...]: the probes of BIN, each provider:name once, sorted. */
+static int list_usdt(struct lister *l, const char *rest, int pid)
+{
+	char bin[PATH_MAX], path[PATH_MAX], err[512], **v;
+	struct usdt_sites s;
+	size_t n = 0;
+
+	snprintf(bin, sizeof(bin), "%s", rest);
+	bin[strcspn(bin, ":")] = 0;
+	if (syms_resolve(bin, pid, path, sizeof(path), err, sizeof(err)) ||
+	    usdt_read(path, &s, err, sizeof(err))) {
+		fprintf(stderr, "gputrace: %s\n", err);
+		return 1;
+	}
+	v = calloc(s.n + 1, sizeof(*v));
+	for (size_t i = 0; v && i < s.n; i++)
+		if (asprintf(&v[n], "usdt:%s:%s:%s", syms_shown_path(bin, path),
+			     s.v[i].provider, s.v[i].name) >= 0)
+			n++;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (!i || strcmp(v[i], v[i - 1]))
+			line(l, v[i]);
+	}
+	while (n)
+		free(v[--n]);
+	free(v);
+	usdt_sites_free(&s);
+	return 0;
+}
+
+int list_kernel_probes(const char *pattern, int pid, FILE *out)
+{
+	static const char *const sw[] = {
+		"alignment-faults", "bpf-output", "context-switches", "cpu-clock",
+		"cpu-migrations", "dummy", "emulation-faults", "major-faults",
+		"minor-faults", "page-faults", "task-clock",
+	};
+	static const char *const hw[] = {
+		"backend-stalls", "branch-instructions", "branch-misses",
+		"bus-cycles", "cache-misses", "cache-references", "cpu-cycles",
+		"frontend-stalls", "instructions", "ref-cycles",
+	};
+	const struct provider *prov;
+	struct lister l = { .out = out };
+	char name[32], *full;
+	const char *colon = strchr(pattern, ':');
+	size_t n;
+
+	if (!colon || colon - pattern >= (long)sizeof(name))
+		return -1;
+	memcpy(name, pattern, colon - pattern);
+	name[colon - pattern] = 0;
+	prov = provider_find(name);
+	if (!prov || (prov != &provider_kprobe && prov != &provider_kretprobe &&
+		      prov != &provider_tracepoint && prov != &provider_usdt &&
+		      prov != &provider_rawtracepoint &&
+		      prov != &provider_software && prov != &provider_hardware))
+		return -1;
+	/* an alias lists under the full name, as probes are named */
+	if (asprintf(&full, "%s%s", prov->name, colon) < 0)
+		return 1;
+	l.pattern = full;
+	if (prov == &provider_kprobe || prov == &provider_kretprobe) {
+		const char *const *v = kfuncs_list(&n);
+		char buf[512];
+
+		for (size_t i = 0; i < n; i++) {
+			snprintf(buf, sizeof(buf), "%s:%s", prov->name, v[i]);
+			line(&l, buf);
+		}
+	} else if (prov == &provider_tracepoint) {
+		if (tp_foreach("*", "*", tp_line, &l) == -ENOENT)
+			fprintf(stderr, "gputrace: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)\n");
+	} else if (prov == &provider_rawtracepoint) {
+		rawtp_foreach("*", rt_line, &l);
+	} else if (prov == &provider_usdt) {
+		int ret = list_usdt(&l, colon + 1, pid);
+
+		free(full);
+		return ret;
+	} else {
+		const char *const *v = prov == &provider_software ? sw : hw;
+		size_t k = prov == &provider_software ? sizeof(sw) / sizeof(sw[0]) :
+			   sizeof(hw) / sizeof(hw[0]);
+		char buf[128];
+
+		for (size_t i = 0; i < k; i++) {
+			snprintf(buf, sizeof(buf), "%s:%s:", prov->name, v[i]);
+			line(&l, buf);
+		}
+	}
+	free(full);
+	return 0;
+}
