@@ -561,7 +561,8 @@ static void read_int(struct cg *g, const struct type *t)
 	emit(g, I_MOV64_REG(BPF_REG_3, BPF_REG_0));
 	stack_ptr(g, BPF_REG_1, tmp);
 	emit(g, I_MOV64_IMM(BPF_REG_2, bytes));
-	emit(g, I_CALL(H_PROBE_READ_USER));
+	/* device memory: checked against the agent's allocations */
+	emit(g, I_CALL(g->device ? GT_DH_READ : H_PROBE_READ_USER));
 	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, tmp));
 	if (t->kind == T_INT)
 		narrow(g, bytes, t->is_signed);

@@ -64,6 +64,8 @@ static const struct gt_dev_helper_desc dh_table[GT_DH_END_ - GT_DH_BASE] = {
 		{ GT_DHA_CONST, GT_DHA_STACK_BUF, GT_DHA_CONST }, GT_DHR_VOID },
 	[GT_DH_KERNEL_NAME - GT_DH_BASE] = { GT_DH_KERNEL_NAME, "gt_kernel_name",
 		{ GT_DHA_STACK_BUF, GT_DHA_CONST }, GT_DHR_VOID },
+	[GT_DH_READ - GT_DH_BASE] = { GT_DH_READ, "gt_read",
+		{ GT_DHA_STACK_BUF, GT_DHA_CONST, GT_DHA_SCALAR }, GT_DHR_VOID },
 };
 
 const struct gt_dev_helper_desc *gt_dev_helper(int32_t id)

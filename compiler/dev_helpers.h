@@ -61,6 +61,13 @@ enum gt_dev_helper {
 	 * kernel's name is copied into it (the `kernel` builtin).
 	 */
 	GT_DH_KERNEL_NAME,
+	/*
+	 * r1 = stack buffer (zeroed), r2 = 1, 2, 4 or 8 (constant), r3 =
+	 * device address: r2 bytes read into it when they lie inside an
+	 * allocation the agent knows and are aligned, else left 0 and
+	 * counted (docs/device-runtime.md, "Reading device memory").
+	 */
+	GT_DH_READ,
 	GT_DH_END_
 };
 

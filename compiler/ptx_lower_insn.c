@@ -527,6 +527,10 @@ static int call(struct pl_ctx *c, size_t i)
 		pl_printf(b, "\tcall __gt_rt_printf, "
 			  "(%%pctx, %%r1, %%r2, %%r3);\n");
 		return 0;
+	case GT_DH_READ:
+		pl_printf(b, "\tcall __gt_rt_read, "
+			  "(%%pctx, %%r1, %%r2, %%r3);\n");
+		return 0;
 	}
 	if (id >= GT_DH_AGG_COUNT && id <= GT_DH_AGG_SMLOAD) {
 		const struct pl_val *r1 = &c->in[i].r[BPF_REG_1];

@@ -984,13 +984,19 @@ static struct type *check_sizeof(struct ctx *c, struct node *n)
 	return type_int(false);
 }
 
-/* *p, p->f, a[i] read user memory: refused on the GPU */
-static bool mem_allowed(struct ctx *c, struct node *n)
+/*
+ * *p, p->f, a[i] read user memory; on the GPU device memory, integers
+ * and pointers only (checked against the allocations the agent knows),
+ * with structs and arrays on the way to one.  T: the type read, or NULL.
+ */
+static struct type *mem_read(struct ctx *c, struct node *n, struct type *t)
 {
-	if (!c->ci->device)
-		return true;
-	err(c, n->loc, "reading memory through a pointer is not available in gpu: probes");
-	return false;
+	if (!t || !c->ci->device || t->kind == T_INT || t->kind == T_PTR ||
+	    t->kind == T_STRUCT || t->kind == T_ARRAY)
+		return t;
+	err(c, n->loc, "gpu: probes read integers and pointers from device "
+	    "memory, not %s", type_str(t));
+	return NULL;
 }
 
 /* The type read through a pointer to T; NULL after an error. */
@@ -1012,16 +1018,16 @@ static struct type *check_deref(struct ctx *c, struct node *n)
 {
 	struct type *t = check_expr(c, n->a);
 
-	if (!t || !mem_allowed(c, n))
+	if (!t)
 		return NULL;
-	return pointee(c, n, t);
+	return mem_read(c, n, pointee(c, n, t));
 }
 
 static struct type *check_field(struct ctx *c, struct node *n)
 {
 	struct type *t = check_expr(c, n->a), *st;
 
-	if (!t || !mem_allowed(c, n))
+	if (!t)
 		return NULL;
 	if (n->post) {
 		if (t->kind != T_PTR || t->elem->kind != T_STRUCT) {
@@ -1042,7 +1048,7 @@ static struct type *check_field(struct ctx *c, struct node *n)
 	for (int i = 0; i < st->nfields; i++)
 		if (!strcmp(st->fields[i].name, n->str)) {
 			n->ival = st->fields[i].offset;
-			return st->fields[i].type;
+			return mem_read(c, n, st->fields[i].type);
 		}
 	err(c, n->loc, "%s has no field named '%s'", st->name, n->str);
 	return NULL;
@@ -1052,16 +1058,16 @@ static struct type *check_index(struct ctx *c, struct node *n)
 {
 	struct type *t = check_expr(c, n->a), *i = check_expr(c, n->b);
 
-	if (!t || !i || !mem_allowed(c, n))
+	if (!t || !i)
 		return NULL;
 	if (!is_int(i)) {
 		err(c, n->b->loc, "an index must be an integer, not %s", type_str(i));
 		return NULL;
 	}
 	if (t->kind == T_ARRAY)
-		return t->elem;
+		return mem_read(c, n, t->elem);
 	if (t->kind == T_PTR)
-		return pointee(c, n, t);
+		return mem_read(c, n, pointee(c, n, t));
 	err(c, n->loc, "cannot index a value of type %s", type_str(t));
 	return NULL;
 }

@@ -167,6 +167,9 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 		cl->call = strdup(p->call ? p->call : "");
 		if (!cl->glob || !cl->call)
 			goto nomem;
+		/* device memory reads: the agent tracks allocations */
+		if (strstr(cl->call, "__gt_rt_read"))
+			c->reads = true;
 		if (!p->func.flush)
 			continue;
 		cl = &c->clauses[c->nclauses++];

@@ -22,7 +22,7 @@
 #include "runtime/agent/agent_proto.h"
 
 #define CONFIG_MAGIC	"gputrace-agent-config"
-#define CONFIG_VERSION	1
+#define CONFIG_VERSION	2
 #define CONFIG_MAX	(256u << 20)	/* bytes: decls are the bulk */
 #define MAX_MAPS	65536
 #define MAX_CLAUSES	65536
@@ -81,6 +81,7 @@ int agent_config_write(const struct agent_config *c, const char *path)
 	fprintf(f, "completes %d\n", c->ncompletes);
 	for (int i = 0; i < c->ncompletes; i++)
 		put_blob(f, "glob", c->completes[i]);
+	fprintf(f, "reads %d\n", c->reads ? 1 : 0);
 	fputs("end\n", f);
 	if (fflush(f) || ferror(f))
 		err = -(errno ? errno : EIO);
@@ -268,6 +269,9 @@ static int parse(struct rd *r, struct agent_config *c)
 	for (long long n = v[0]; c->ncompletes < n; c->ncompletes++)
 		if ((err = blob(r, "glob", &c->completes[c->ncompletes])))
 			return err;
+	if (numbers(r, "reads", 1, v, 0, 1))
+		return -EINVAL;
+	c->reads = v[0];
 	return numbers(r, "end", 0, v, 0, 0) || r->p != r->end ? -EINVAL : 0;
 }
 

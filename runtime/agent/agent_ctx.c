@@ -135,7 +135,7 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	uint32_t nmaps = (uint32_t)agent.cfg.nmaps;
 	uint32_t nrings = rings_ok() ? agent.cfg.nrings : 0;
 	uint32_t rb = nrings ? agent.cfg.ring_bytes : 0;
-	size_t off, rings_off, names_off, scratch_off, *moff;
+	size_t off, rings_off, names_off, scratch_off, allocs_off = 0, *moff;
 	struct devrt_ctx *c;
 	CUdevice dev;
 	uint8_t *img;
@@ -167,6 +167,10 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	/* a hist's words past a slot header: where slotless kernels add */
 	scratch_off = off;
 	off += align256(DEVRT_LINE + 16 + DEVRT_HIST_BUCKETS * 8);
+	if (agent.cfg.reads) {	/* probes read device memory */
+		allocs_off = off;
+		off += align256(DEVRT_ALLOC_BYTES);
+	}
 	a->bytes = off;
 	img = calloc(1, off);
 	a->tails = calloc(nrings + 1, sizeof(*a->tails));
@@ -200,6 +204,13 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	c->ring_bytes = rb;
 	c->rings = (uint64_t)a->d_rings;
 	c->names = (uint64_t)a->d_names;
+	if (allocs_off) {
+		a->d_allocs = a->base + allocs_off;
+		a->alloc_active = 0;
+		c->allocs = (uint64_t)a->d_allocs;
+		agent_alloc_table(a->gpu, (uint64_t *)(img + allocs_off +
+						       DEVRT_LINE));
+	}
 	for (uint32_t i = 0; i < nmaps; i++) {
 		struct devrt_map_desc *d = &a->descs[i];
 
@@ -332,6 +343,67 @@ void agent_ctx_kernel_hot(struct agent_actx *a, int id, const char *name,
 			     (d->key_size + 7) / 8 * 8;
 		hot[2 * m + 1] = d->shard_bytes |
 				 (uint64_t)(d->nshards - 1) << 32;
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
+
+void agent_ctx_push_allocs(void)
+{
+	uint64_t *tab = malloc(DEVRT_ALLOC_TABLE);
+	CUcontext old;
+
+	if (!tab)
+		return;
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		uint32_t next = a->alloc_active ^ 1;
+		size_t n;
+
+		if (a->dead || a->failed || !a->d_allocs ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		/* the other table, then the flip: probes see one or the
+		 * other whole */
+		n = agent_alloc_table(a->gpu, tab);
+		if (agent_drv.htod_async(a->d_allocs + DEVRT_LINE +
+					 (CUdeviceptr)next * DEVRT_ALLOC_TABLE,
+					 tab, n, a->stream) == CUDA_SUCCESS &&
+		    agent_drv.htod_async(a->d_allocs, &next, sizeof(next),
+					 a->stream) == CUDA_SUCCESS &&
+		    agent_drv.stream_sync(a->stream) == CUDA_SUCCESS)
+			a->alloc_active = next;
+		agent_drv.ctx_pop(&old);
+	}
+	pthread_mutex_unlock(&agent_ctx_lock);
+	free(tab);
+}
+
+void agent_ctx_report_reads(void)
+{
+	CUcontext old;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		uint64_t bad = 0;
+
+		if (!a->d_allocs || a->failed)
+			continue;
+		if (a->dead) {
+			if (a->saved)
+				memcpy(&bad, a->saved + DEVRT_CTX_BAD_READS, 8);
+		} else if (agent_drv.ctx_push(a->ctx) == CUDA_SUCCESS) {
+			if (agent_drv.dtoh_async(&bad, a->d_ctx +
+						 DEVRT_CTX_BAD_READS, 8,
+						 a->stream) != CUDA_SUCCESS ||
+			    agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+				bad = 0;
+			agent_drv.ctx_pop(&old);
+		}
+		if (bad)
+			agent_report("gpu %d: %llu device memory reads found no "
+				     "allocation the agent knows (or were "
+				     "misaligned) and read 0", a->gpu,
+				     (unsigned long long)bad);
 	}
 	pthread_mutex_unlock(&agent_ctx_lock);
 }

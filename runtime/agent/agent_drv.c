@@ -54,6 +54,7 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(capture_mode, "cuThreadExchangeStreamCaptureMode"),
 	USE(primary_retain, "cuDevicePrimaryCtxRetain"),
 	USE(primary_release, "cuDevicePrimaryCtxRelease_v2"),
+	USE(stream_is_capturing, "cuStreamIsCapturing"),
 	USE(module_func_count, "cuModuleGetFunctionCount"),
 	USE(module_enum_funcs, "cuModuleEnumerateFunctions"),
 	USE(library_kernel_count, "cuLibraryGetKernelCount"),

@@ -488,6 +488,27 @@ const struct agent_hook agent_hooks[] = {
 	  node_set),
 	H("cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams", -1,
 	  gt_exec_node_set, exec_node_set),
+	/* allocations, which probes reading device memory need to know */
+	HV("cuMemAlloc_v2", "cuMemAlloc", -1, 3020, 1 << 30, gt_mem_alloc,
+	   mem_alloc),
+	HV("cuMemAllocPitch_v2", "cuMemAllocPitch", -1, 3020, 1 << 30,
+	   gt_mem_alloc_pitch, mem_alloc_pitch),
+	HV("cuMemFree_v2", "cuMemFree", -1, 3020, 1 << 30, gt_mem_free,
+	   mem_free),
+	H("cuMemAllocManaged", "cuMemAllocManaged", -1, gt_mem_alloc_managed,
+	  mem_alloc_managed),
+	H("cuMemAllocAsync", "cuMemAllocAsync", 0, gt_mem_alloc_async,
+	  mem_alloc_async),
+	H("cuMemAllocAsync_ptsz", "cuMemAllocAsync", 1,
+	  gt_mem_alloc_async_ptsz, mem_alloc_async_ptsz),
+	H("cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", 0,
+	  gt_mem_alloc_pool, mem_alloc_pool),
+	H("cuMemAllocFromPoolAsync_ptsz", "cuMemAllocFromPoolAsync", 1,
+	  gt_mem_alloc_pool_ptsz, mem_alloc_pool_ptsz),
+	H("cuMemFreeAsync", "cuMemFreeAsync", 0, gt_mem_free_async,
+	  mem_free_async),
+	H("cuMemFreeAsync_ptsz", "cuMemFreeAsync", 1, gt_mem_free_async_ptsz,
+	  mem_free_async_ptsz),
 };
 
 const int agent_nhooks = sizeof(agent_hooks) / sizeof(agent_hooks[0]);

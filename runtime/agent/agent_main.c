@@ -237,6 +237,7 @@ static void agent_exit(void)
 		if (agent_ctx_snapshot(seq, true) == 0)
 			agent.snap_seq = seq;
 		agent_ctx_drain();
+		agent_ctx_report_reads();
 		if (agent.standalone)
 			agent_ctx_print_maps();
 	}

@@ -195,6 +195,19 @@ struct agent_drv {
 	CUresult (*stream_sync)(CUstream);
 	CUresult (*mem_alloc)(CUdeviceptr *, size_t);
 	CUresult (*mem_free)(CUdeviceptr);
+	/* hooked when probes read device memory (agent_alloc.c) */
+	CUresult (*mem_alloc_pitch)(CUdeviceptr *, size_t *, size_t, size_t,
+				    unsigned);
+	CUresult (*mem_alloc_managed)(CUdeviceptr *, size_t, unsigned);
+	CUresult (*mem_alloc_async)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*mem_alloc_async_ptsz)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*mem_alloc_pool)(CUdeviceptr *, size_t, CUmemoryPool,
+				   CUstream);
+	CUresult (*mem_alloc_pool_ptsz)(CUdeviceptr *, size_t, CUmemoryPool,
+					CUstream);
+	CUresult (*mem_free_async)(CUdeviceptr, CUstream);
+	CUresult (*mem_free_async_ptsz)(CUdeviceptr, CUstream);
+	CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*memcpy2d_async)(const CUDA_MEMCPY2D *, CUstream);
@@ -291,6 +304,32 @@ static inline bool agent_tracing(void)
 {
 	return agent.active && !agent_in_hook;
 }
+
+/* ---- agent_alloc.c: device allocations, for probes' reads ---- */
+
+/*
+ * Fill TAB (a devrt allocation table: count, pad, {base, end} pairs)
+ * with the allocations a probe on device DEV may read; returns its bytes.
+ */
+size_t agent_alloc_table(int dev, uint64_t *tab) AGENT_HIDDEN;
+/* the hooks (exported under the driver's names) */
+CUresult gt_mem_alloc(CUdeviceptr *, size_t) __asm__("cuMemAlloc_v2");
+CUresult gt_mem_alloc_pitch(CUdeviceptr *, size_t *, size_t, size_t,
+			    unsigned) __asm__("cuMemAllocPitch_v2");
+CUresult gt_mem_alloc_managed(CUdeviceptr *, size_t, unsigned)
+	__asm__("cuMemAllocManaged");
+CUresult gt_mem_free(CUdeviceptr) __asm__("cuMemFree_v2");
+CUresult gt_mem_alloc_async(CUdeviceptr *, size_t, CUstream)
+	__asm__("cuMemAllocAsync");
+CUresult gt_mem_alloc_async_ptsz(CUdeviceptr *, size_t, CUstream)
+	__asm__("cuMemAllocAsync_ptsz");
+CUresult gt_mem_alloc_pool(CUdeviceptr *, size_t, CUmemoryPool, CUstream)
+	__asm__("cuMemAllocFromPoolAsync");
+CUresult gt_mem_alloc_pool_ptsz(CUdeviceptr *, size_t, CUmemoryPool,
+				CUstream) __asm__("cuMemAllocFromPoolAsync_ptsz");
+CUresult gt_mem_free_async(CUdeviceptr, CUstream) __asm__("cuMemFreeAsync");
+CUresult gt_mem_free_async_ptsz(CUdeviceptr, CUstream)
+	__asm__("cuMemFreeAsync_ptsz");
 
 /* ---- agent_image.c: loaded modules ---- */
 
@@ -422,6 +461,8 @@ struct agent_actx {
 	struct devrt_map_desc *descs;	/* completed, device bases */
 	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* launch parameter's hot words */
 	CUdeviceptr d_scratch;	/* updates of kernels without a slot */
+	CUdeviceptr d_allocs;	/* allocation tables (cfg.reads), or 0 */
+	uint32_t alloc_active;	/* the table probes read now */
 	uint16_t (*kslot)[AGENT_MAX_KERNELS];	/* per hot map: kernel id ->
 						 * slot + 1 (DEVRT_F_KERNEL) */
 	uint32_t kused[DEVRT_HOT_MAPS];
@@ -460,6 +501,10 @@ void agent_ctx_stop_all(void) AGENT_HIDDEN;
  */
 void agent_ctx_kernel_hot(struct agent_actx *a, int id, const char *name,
 			  uint64_t hot[2 * DEVRT_HOT_MAPS]) AGENT_HIDDEN;
+/* The allocations changed: every context's table written again. */
+void agent_ctx_push_allocs(void) AGENT_HIDDEN;
+/* Say how many device reads found no allocation (exit). */
+void agent_ctx_report_reads(void) AGENT_HIDDEN;
 /* Copy every map into the segment as snapshot SEQ; 0 or -errno. */
 int agent_ctx_snapshot(uint64_t seq, bool final) AGENT_HIDDEN;
 /* Drain the printf rings: to the tracer, or stderr standalone. */

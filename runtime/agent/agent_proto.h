@@ -57,6 +57,8 @@ struct agent_config {
 	char *cache_dir;		/* JIT cache ("" for none) */
 	int ncompletes;			/* cuda:complete clauses: their GLOBs */
 	char **completes;
+	bool reads;			/* probes read device memory: track
+					 * allocations (agent_alloc.c) */
 };
 
 #define AGENT_MAX_COMPLETES	64	/* one bit each in the record; the

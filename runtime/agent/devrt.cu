@@ -18,6 +18,7 @@
  *	__gt_rt_update(ctx, map, key, value address)
  *	__gt_rt_delete(ctx, map, key)
  *	__gt_rt_printf(ctx, fmt, args address, size)
+ *	__gt_rt_read(ctx, dst address, size, device address)
  *
  * ctx is the generic address of the struct devrt_ctx; keys and values are
  * generic addresses of 8-byte aligned buffers (the probe's stack).
@@ -532,6 +533,57 @@ RT void __gt_rt_delete(u64 ctx, u64 map, u64 key)
 		return;
 	vstore(s + 1, 0);
 	value_reset(d, s + 2 + (d->key_size + 7) / 8);
+}
+
+/*
+ * SIZE bytes at device address SRC into DST (zeroed by the caller) when
+ * they lie inside one allocation of the current table and are aligned
+ * (a misaligned or unmapped load would fault the program's context);
+ * else counted in the context and left 0.
+ */
+RT void __gt_rt_read(u64 ctx, u64 dst, u64 size, u64 src)
+{
+	struct devrt_ctx *c = (struct devrt_ctx *)ctx;
+	const u64 *t;
+	u64 at, n, lo = 0, hi;
+
+	if (!ctx)
+		return;
+	at = vload((const u64 *)&c->allocs);
+	if (!at || (size != 1 && size != 2 && size != 4 && size != 8) ||
+	    (src & (size - 1)))
+		goto bad;
+	t = (const u64 *)(at + DEVRT_LINE +
+			  (u64)(*(const volatile u32 *)at & 1) * DEVRT_ALLOC_TABLE);
+	n = vload(t);
+	hi = n < DEVRT_ALLOC_CAP ? n : DEVRT_ALLOC_CAP;
+	/* the last allocation starting at or below src */
+	while (lo < hi) {
+		u64 mid = (lo + hi) / 2;
+
+		if (vload(t + 2 + 2 * mid) <= src)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || src + size > vload(t + 3 + 2 * (lo - 1)))
+		goto bad;
+	switch (size) {
+	case 1:
+		*(unsigned char *)dst = *(const volatile unsigned char *)src;
+		break;
+	case 2:
+		*(unsigned short *)dst = *(const volatile unsigned short *)src;
+		break;
+	case 4:
+		*(u32 *)dst = *(const volatile u32 *)src;
+		break;
+	default:
+		*(u64 *)dst = *(const volatile u64 *)src;
+	}
+	return;
+bad:
+	atomicAdd((u64 *)&c->bad_reads, 1ull);
 }
 
 RT void __gt_rt_printf(u64 ctx, u64 fmt, u64 args, u64 size)

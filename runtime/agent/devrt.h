@@ -123,6 +123,17 @@ struct devrt_ring_hdr {
 #define DEVRT_REC_HDR	16u
 
 /*
+ * Allocations a probe may read (__gt_rt_read): a DEVRT_LINE header whose
+ * first u32 says which of two tables is current, then the two tables,
+ * each a u64 count, a u64 pad and up to DEVRT_ALLOC_CAP {base, end}
+ * pairs sorted by base.  The agent writes the other table, then flips
+ * the header: a probe reads one whole table or the other.
+ */
+#define DEVRT_ALLOC_CAP		4096u
+#define DEVRT_ALLOC_TABLE	(16u + 16u * DEVRT_ALLOC_CAP)
+#define DEVRT_ALLOC_BYTES	(DEVRT_LINE + 2u * DEVRT_ALLOC_TABLE)
+
+/*
  * The context a launch's __gt_ctx points to: this header, then nmaps
  * struct devrt_map_desc (device map id = index).  128 bytes, so the
  * descriptors start on their own line.
@@ -142,7 +153,9 @@ struct devrt_ctx {
 	uint32_t ring_bytes;
 	uint64_t rings;		/* device address of ring 0 */
 	uint64_t names;		/* kernel names: DEVRT_NAME_BYTES per kernel id, or 0 */
-	uint64_t pad[6];
+	uint64_t allocs;	/* allocations probes may read, or 0 */
+	uint64_t bad_reads;	/* reads that found no allocation: read 0 */
+	uint64_t pad[4];
 };
 
 /* byte offsets the lowering reads (checked against the struct in C) */
@@ -153,6 +166,8 @@ struct devrt_ctx {
 #define DEVRT_CTX_PID		40
 #define DEVRT_CTX_STOP		48
 #define DEVRT_CTX_NAMES		72
+#define DEVRT_CTX_ALLOCS	80
+#define DEVRT_CTX_BAD_READS	88
 #define DEVRT_NAME_BYTES	64
 #define DEVRT_CTX_SIZE		128
 #define DEVRT_DESC_SIZE		80
@@ -177,6 +192,9 @@ _Static_assert(sizeof(struct devrt_ctx) == DEVRT_CTX_SIZE, "ctx size");
 _Static_assert(offsetof(struct devrt_ctx, stop) == DEVRT_CTX_STOP, "stop");
 _Static_assert(offsetof(struct devrt_ctx, pid) == DEVRT_CTX_PID, "pid");
 _Static_assert(offsetof(struct devrt_ctx, names) == DEVRT_CTX_NAMES, "names");
+_Static_assert(offsetof(struct devrt_ctx, allocs) == DEVRT_CTX_ALLOCS, "allocs");
+_Static_assert(offsetof(struct devrt_ctx, bad_reads) == DEVRT_CTX_BAD_READS,
+	       "bad_reads");
 _Static_assert(sizeof(struct devrt_map_desc) == DEVRT_DESC_SIZE, "desc");
 _Static_assert(sizeof(struct devrt_ring_hdr) == DEVRT_LINE, "ring hdr");
 
