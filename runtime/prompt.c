@@ -159,6 +159,7 @@ static void on_line(char *line)
 		return;
 	}
 	pending = NULL;
+	all[strlen(all) - 1] = 0;	/* an error at the end stays on the line */
 	if (all[strspn(all, " \t\n")])
 		run_text(cur, all);
 	free(all);

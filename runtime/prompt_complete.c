@@ -5,7 +5,9 @@
  * functions, map names and probes.  After `attach`, the target's probes
  * (its functions, gpu: kernels) join, read once with -l's code.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,14 +109,20 @@ void pr_words_free(struct prompt *p)
 /* The target's probes, as `list` prints them: one word a line. */
 void pr_words_load(struct prompt *p)
 {
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
+	char *buf = NULL, *line, *save = NULL, exe[64], path[4096], pre[80];
+	size_t len = 0, plen;
+	ssize_t n;
 	FILE *f = open_memstream(&buf, &len);
 	int cap = 0;
 
 	pr_words_free(p);
 	if (!f)
 		return;
+	/* -l names the program /proc/PID/exe: complete its real path */
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", p->pid);
+	n = readlink(exe, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = 0;
+	plen = snprintf(pre, sizeof(pre), "uprobe:%s:", exe);
 	list_probes(NULL, p->pid, NULL, f);
 	fclose(f);
 	for (line = strtok_r(buf, "\n", &save); line;
@@ -127,7 +135,13 @@ void pr_words_load(struct prompt *p)
 				break;
 			p->words = w;
 		}
-		p->words[p->nwords] = strdup(line);
+		if (path[0] && !strncmp(line, pre, plen)) {
+			if (asprintf(&p->words[p->nwords], "uprobe:%s:%s", path,
+				     line + plen) < 0)
+				p->words[p->nwords] = NULL;
+		} else {
+			p->words[p->nwords] = strdup(line);
+		}
 		if (p->words[p->nwords])
 			p->nwords++;
 	}

@@ -85,8 +85,7 @@ static char *join(struct prompt *p, const char *text, int *nold, int *base)
 		}
 	for (size_t i = 0; i < len; i++)
 		*base += buf[i] == '\n';
-	if (append(&buf, &len, &cap, text, strlen(text)) ||
-	    append(&buf, &len, &cap, "\n", 1))
+	if (append(&buf, &len, &cap, text, strlen(text)))
 		goto nomem;
 	return buf;
 nomem:
@@ -460,8 +459,8 @@ void pr_list(struct prompt *p)
 
 			if (!g->cl[k].active)
 				continue;
-			printf("%3d  %.*s%s\n", g->cl[k].id, len > 70 ? 70 : len, t,
-			       len > 70 || t[len] ? " ..." : "");
+			printf("%3d  %.*s%s\n", g->cl[k].id, len > 100 ? 100 : len, t,
+			       len > 100 || t[len] ? " ..." : "");
 			n++;
 		}
 	if (!n)
@@ -545,7 +544,8 @@ static int cmp_map(const void *a, const void *b)
 
 void pr_print_all(struct prompt *p, bool at_exit)
 {
-	qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
+	if (p->nmaps)
+		qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
 	if (at_exit && p->nmaps)
 		out_exit_begin(p->o);
 	for (int i = 0; i < p->nmaps; i++)
