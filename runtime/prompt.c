@@ -176,6 +176,7 @@ static void interrupt(struct prompt *p)
 	free(pending);
 	pending = NULL;
 	fputs("^C\n", stdout);
+	pr_poll(p);		/* what they sent before, then they stop */
 	pr_stop_printing(p);
 	fflush(stdout);
 	/* out of line mode and back: an empty line under a new prompt */
