@@ -35,6 +35,8 @@ void session_print_map(struct session *s, int idx, uint32_t top, uint32_t div)
 {
 	struct out_map om;
 
+	/* strftime formats are numbered per unit (the prompt has several) */
+	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
 	if (maps_read(s->obj, idx, &om) == -E2BIG)
 		fprintf(stderr, "gputrace: %s: too many entries to read\n", om.name);
 	agentctl_merge(s->ac, idx, &om);	/* the device part */
@@ -208,6 +210,8 @@ int session_on_event(void *ctx, void *data, size_t size)
 	const struct event_desc *ev;
 	uint64_t id;
 
+	/* strftime formats are numbered per unit (the prompt has several) */
+	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
 	if (size < 8)
 		return 0;
 	memcpy(&id, p, 8);
@@ -401,6 +405,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		fprintf(stderr, "gputrace: %s\n", err);
 		return 1;
 	}
+	maps_set_tfmts(u->tfmts, u->ntfmts);
 	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, session_on_event, &s, NULL);
 	if (!rb) {
 		fprintf(stderr, "gputrace: cannot open the event ring buffer: %s\n",
