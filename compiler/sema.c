@@ -794,7 +794,7 @@ static struct type *check_call(struct ctx *c, struct node *n)
 static bool literal(struct ctx *c, const struct node *n)
 {
 	if (n->kind == N_POSARG)
-		return n->ival < 1 || (int)n->ival > c->u->argc ||
+		return n->ival < 1 || n->ival > (uint64_t)c->u->argc ||
 		       c->u->argv[n->ival - 1][0] != '-';
 	return n->kind == N_INT;
 }
