@@ -46,6 +46,7 @@ struct cg {
 	struct loc stmt_loc;	/* of the statement being generated */
 	bool too_far;		/* a jump past 16 bits was reported */
 	struct loop *loop;	/* the innermost while loop */
+	struct map_layout *layouts;	/* the object's, by map index */
 };
 
 /* A while loop being generated: where continue goes, what break patches */
@@ -189,11 +190,9 @@ static void gen_int(struct cg *g, struct node *n);
 static void gen_to(struct cg *g, struct node *n, int dst);
 static void gen_stmts(struct cg *g, struct node *s);
 
-static struct map_layout *layouts;
-
 static const struct map_layout *layout(struct cg *g, struct map_sym *m)
 {
-	return &layouts[m->index];
+	return &g->layouts[m->index];
 }
 
 /* Key of map access N (its key expressions) into a new stack buffer. */
@@ -1672,13 +1671,15 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 	int err = 0;
 
 	memset(obj, 0, sizeof(*obj));
-	layouts = calloc(u->nmaps + 1, sizeof(*layouts));
-	if (!layouts)
+	/* owned by OBJ: several objects live at once at the prompt */
+	g.layouts = calloc(u->nmaps + 1, sizeof(*g.layouts));
+	if (!g.layouts)
 		return -ENOMEM;
+	obj->cg_priv = g.layouts;
 	for (struct map_sym *m = u->maps; m; m = m->next) {
 		struct gt_map_def d;
 
-		map_def(&d, &layouts[m->index], m);
+		map_def(&d, &g.layouts[m->index], m);
 		if (gt_object_add_map(obj, &d) < 0)
 			return -ENOMEM;
 	}
@@ -1719,7 +1720,6 @@ void cg_free(struct gt_object *obj)
 		free(obj->progs[i].insns);
 	free(obj->progs);
 	free(obj->maps);
-	free(layouts);
-	layouts = NULL;
+	free(obj->cg_priv);
 	memset(obj, 0, sizeof(*obj));
 }

@@ -46,6 +46,7 @@ struct gt_object {
 	int nmaps;
 	struct gt_bpf_prog *progs;
 	int nprogs;
+	void *cg_priv;			/* the code generator's (map layouts) */
 };
 
 /* Append a copy of DEF / PROG (the object takes PROG's insns); index or -ENOMEM. */
@@ -59,6 +60,14 @@ int gt_object_add_prog(struct gt_object *obj, const struct gt_bpf_prog *prog);
  * and nothing left loaded.
  */
 int gt_object_load(struct gt_object *obj, char *err, size_t errlen);
+/*
+ * The prompt's form: maps whose fd is already set (>= 0, the object's
+ * own copy of another object's map) are kept, every other map is
+ * created; only the programs with LOAD[i] are loaded (all when LOAD is
+ * NULL), the rest keep fd -1.  Failure as above.
+ */
+int gt_object_load_part(struct gt_object *obj, const bool *load, char *err,
+			size_t errlen);
 /* Close every fd (maps and programs); safe on a partly loaded object. */
 void gt_object_unload(struct gt_object *obj);
 

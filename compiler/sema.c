@@ -248,20 +248,31 @@ static void check_agg(struct ctx *c, struct map_sym *m, struct node *call,
 	map_set_val(c, m, call->type, lvloc);
 }
 
+/* Every builtin but arg0..arg9; also the prompt's completion list. */
+const char *const sema_builtin_names[] = {
+	"pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed", "cpu",
+	"cpid", "probe", "func", "retval", "kernel", "stream", "shmem",
+	"size", "kind", "duration", "queued", "smid", "nsmid", "warpid", "laneid",
+	"lanes", "gtime", "clock", "launch", "launch_ns", "gpu",
+	"username", "rand", "curtask", "cgroup", "numaid", "ctx",
+	"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
+	"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
+	"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", NULL,
+};
+
+/* The functions a program may call, for the prompt's completion. */
+const char *const sema_function_names[] = {
+	"printf", "print", "time", "clear", "zero", "delete", "exit", "len",
+	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist",
+	"smload", "str", "buf", "strncmp", "strftime", "join", "cat",
+	"system", "signal", "sizeof", NULL,
+};
+
 static bool builtin_known(const char *name)
 {
-	static const char *const host[] = {
-		"pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed", "cpu",
-		"cpid", "probe", "func", "retval", "kernel", "stream", "shmem",
-		"size", "kind", "duration", "queued", "smid", "nsmid", "warpid", "laneid",
-		"lanes", "gtime", "clock", "launch", "launch_ns", "gpu",
-		"username", "rand", "curtask", "cgroup", "numaid", "ctx",
-		"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
-		"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
-		"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
-	};
+	const char *const *host = sema_builtin_names;
 
-	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+	for (size_t i = 0; host[i]; i++)
 		if (!strcmp(host[i], name))
 			return true;
 	/* tracepoint fields: the provider knows them */
@@ -783,7 +794,7 @@ static struct type *check_call(struct ctx *c, struct node *n)
 static bool literal(struct ctx *c, const struct node *n)
 {
 	if (n->kind == N_POSARG)
-		return n->ival < 1 || (int)n->ival > c->u->argc ||
+		return n->ival < 1 || n->ival > (uint64_t)c->u->argc ||
 		       c->u->argv[n->ival - 1][0] != '-';
 	return n->kind == N_INT;
 }

@@ -95,6 +95,9 @@ void unit_free(struct unit *u);
 
 /* Set map_sym.per_kernel (compiler/kmaps.c); sema_check calls it. */
 void sema_mark_kernel_maps(struct unit *u);
+/* NULL-terminated: builtins (arg0..arg9 aside) and functions. */
+extern const char *const sema_builtin_names[];
+extern const char *const sema_function_names[];
 /* -d types */
 void sema_dump(FILE *f, const struct unit *u);
 

@@ -5,7 +5,7 @@
 #include "lang/diag.h"
 
 static const struct source *cur_src;
-static int nerrors;
+static int nerrors, nhidden;
 
 void diag_set_source(const struct source *src)
 {
@@ -46,7 +46,17 @@ static void show_line(int line, int col)
 void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 {
 	const char *name = cur_src ? cur_src->name : "gputrace";
+	int base = cur_src ? cur_src->line_base : 0;
 
+	if (loc.line > 0 && loc.line <= base) {
+		/* earlier text, checked when it was new: count, say nothing */
+		if (!strcmp(kind, "error")) {
+			nerrors++;
+			nhidden++;
+		}
+		return;
+	}
+	loc.line -= base;
 	if (loc.line > 0)
 		fprintf(stderr, "%s:%d:%d: %s: ", name, loc.line, loc.col, kind);
 	else
@@ -54,7 +64,7 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	if (loc.line > 0 && cur_src)
-		show_line(loc.line, loc.col);
+		show_line(loc.line + base, loc.col);
 	if (!strcmp(kind, "error"))
 		nerrors++;
 }
@@ -82,7 +92,12 @@ int diag_errors(void)
 	return nerrors;
 }
 
+int diag_hidden_errors(void)
+{
+	return nhidden;
+}
+
 void diag_reset(void)
 {
-	nerrors = 0;
+	nerrors = nhidden = 0;
 }

@@ -18,6 +18,12 @@ struct source {
 	const char *name;	/* file name, or "stdin" for -e and - */
 	const char *text;
 	unsigned long len;
+	/*
+	 * The prompt compiles earlier clauses again before the new ones:
+	 * lines 1..line_base are that earlier text, whose messages are not
+	 * shown; later lines are reported as line - line_base.
+	 */
+	int line_base;
 };
 
 void diag_set_source(const struct source *src);
@@ -32,5 +38,7 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap);
 /* Number of errors reported since the last diag_reset(). */
 int diag_errors(void);
 void diag_reset(void);
+/* Of those, the ones in hidden lines (line_base). */
+int diag_hidden_errors(void);
 
 #endif

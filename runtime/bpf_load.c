@@ -234,25 +234,38 @@ out:
 
 int gt_object_load(struct gt_object *obj, char *err, size_t errlen)
 {
+	int i;
+
+	for (i = 0; i < obj->nmaps; i++)
+		obj->maps[i].fd = -1;
+	for (i = 0; i < obj->nprogs; i++)
+		obj->progs[i].fd = -1;
+	return gt_object_load_part(obj, NULL, err, errlen);
+}
+
+int gt_object_load_part(struct gt_object *obj, const bool *load, char *err,
+			size_t errlen)
+{
 	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
 	int i, ret;
 
 	if (err && errlen)
 		err[0] = '\0';
-	for (i = 0; i < obj->nmaps; i++)
-		obj->maps[i].fd = -1;
-	for (i = 0; i < obj->nprogs; i++)
-		obj->progs[i].fd = -1;
 
 	/* Old kernels charge BPF memory to memlock; newer ones ignore it. */
 	setrlimit(RLIMIT_MEMLOCK, &inf);
 
 	for (i = 0; i < obj->nmaps; i++) {
+		if (obj->maps[i].fd >= 0)
+			continue;	/* shared: the caller's fd */
 		ret = create_map(&obj->maps[i], err, errlen);
 		if (ret)
 			goto fail;
 	}
 	for (i = 0; i < obj->nprogs; i++) {
+		obj->progs[i].fd = -1;
+		if (load && !load[i])
+			continue;
 		ret = load_prog(obj, &obj->progs[i], err, errlen);
 		if (ret)
 			goto fail;

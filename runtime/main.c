@@ -25,6 +25,7 @@
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
 #include "runtime/list.h"
+#include "runtime/prompt.h"
 #include "runtime/session.h"
 
 #define GT_VERSION "0.1.0"
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 	fputs("usage: gputrace [OPTIONS] FILE [ARGS...]\n"
 	      "       gputrace [OPTIONS] -e 'PROGRAM' [ARGS...]\n"
 	      "       gputrace [OPTIONS] -            (program from stdin)\n"
+	      "       gputrace [-p PID]          (a terminal: the prompt)\n"
 	      "       gputrace -l [PATTERN]\n"
 	      "\n"
 	      "options:\n"
@@ -194,6 +196,38 @@ static void dump_ebpf(FILE *f, const struct gt_object *obj)
 	}
 }
 
+/* No program and a terminal: the interactive prompt. */
+static int run_prompt(const char *fmt, const char *outfile,
+		      const struct session_opts *so)
+{
+	struct out o = { .fmt = strcmp(fmt, "json") ? OUT_TEXT : OUT_JSON,
+			 .f = stdout,
+			 .utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8") };
+	struct prompt_opts po = { .o = &o, .pid = so->pid, .quiet = so->quiet,
+				  .verbose = so->verbose };
+	int ret;
+
+	if (!may_trace()) {
+		fputs("gputrace: tracing needs root, or the CAP_BPF and CAP_PERFMON capabilities\n",
+		      stderr);
+		return 1;
+	}
+	if (outfile) {
+		o.f = fopen(outfile, "w");
+		o.blank = stdout;
+		if (!o.f) {
+			fprintf(stderr, "gputrace: %s: %s\n", outfile, strerror(errno));
+			return 1;
+		}
+	}
+	ret = prompt_run(&po);
+	if (o.f != stdout)
+		fclose(o.f);
+	ast_free_all();
+	knames_reset();
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -318,6 +352,8 @@ int main(int argc, char **argv)
 		}
 		src.name = strcmp(path, "-") ? path : "stdin";
 		src.text = text;
+	} else if (isatty(STDIN_FILENO) && !cmd && !dry_run && !dump) {
+		return run_prompt(fmt, outfile, &sopts);
 	} else {
 		usage(stderr);
 		return 1;

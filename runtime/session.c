@@ -18,16 +18,6 @@
 #include "runtime/maps.h"
 #include "runtime/session.h"
 
-struct session {
-	struct unit *u;
-	struct gt_object *obj;
-	struct out *o;
-	struct agentctl *ac;	/* NULL without device probes */
-	bool exiting;
-	int exit_code;
-	uint64_t lost_seen;
-};
-
 static volatile sig_atomic_t interrupted, dump_maps;
 
 static void on_signal(int sig)
@@ -41,10 +31,12 @@ static void on_usr1(int sig)
 	dump_maps = 1;
 }
 
-static void print_map(struct session *s, int idx, uint32_t top, uint32_t div)
+void session_print_map(struct session *s, int idx, uint32_t top, uint32_t div)
 {
 	struct out_map om;
 
+	/* strftime formats are numbered per unit (the prompt has several) */
+	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
 	if (maps_read(s->obj, idx, &om) == -E2BIG)
 		fprintf(stderr, "gputrace: %s: too many entries to read\n", om.name);
 	agentctl_merge(s->ac, idx, &om);	/* the device part */
@@ -211,13 +203,15 @@ static void do_join(struct session *s, const char *delim, const uint8_t *p,
 	free(text);
 }
 
-static int on_event(void *ctx, void *data, size_t size)
+int session_on_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	const uint8_t *p = data;
 	const struct event_desc *ev;
 	uint64_t id;
 
+	/* strftime formats are numbered per unit (the prompt has several) */
+	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
 	if (size < 8)
 		return 0;
 	memcpy(&id, p, 8);
@@ -242,7 +236,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	case EV_PRINT_MAP:
 		agentctl_snapshot(s->ac, 1000);
-		print_map(s, ev->map->index, ev->top, ev->div);
+		session_print_map(s, ev->map->index, ev->top, ev->div);
 		break;
 	case EV_PRINT_VAL: {
 		struct out_val v;
@@ -289,7 +283,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void report_lost(struct session *s)
+void session_report_lost(struct session *s)
 {
 	int fd = s->obj->maps[cg_lost_map(s->u)].fd;
 	int ncpu = libbpf_num_possible_cpus();
@@ -331,7 +325,7 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp((*x)->name, (*y)->name);
 }
 
-static void print_all_maps(struct session *s, bool at_exit)
+void session_print_all(struct session *s, bool at_exit)
 {
 	struct map_sym **ms = calloc(s->u->nmaps + 1, sizeof(*ms));
 	int n = 0;
@@ -345,7 +339,7 @@ static void print_all_maps(struct session *s, bool at_exit)
 	if (at_exit)
 		out_exit_begin(s->o);
 	for (int i = 0; i < n; i++)
-		print_map(s, ms[i]->index, 0, 0);
+		session_print_map(s, ms[i]->index, 0, 0);
 	free(ms);
 }
 
@@ -412,7 +406,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		return 1;
 	}
 	maps_set_tfmts(u->tfmts, u->ntfmts);
-	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, on_event, &s, NULL);
+	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, session_on_event, &s, NULL);
 	if (!rb) {
 		fprintf(stderr, "gputrace: cannot open the event ring buffer: %s\n",
 			strerror(errno));
@@ -464,10 +458,10 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			break;
 		}
 		agentctl_poll(s.ac, 0);
-		report_lost(&s);
+		session_report_lost(&s);
 		if (dump_maps) {
 			dump_maps = 0;
-			print_all_maps(&s, false);
+			session_print_all(&s, false);
 		}
 	}
 	ret = 0;
@@ -491,8 +485,8 @@ detach:
 		s.exiting = false;
 		fire_all(&s, &provider_end, rb);
 		s.exiting = was;
-		report_lost(&s);
-		print_all_maps(&s, true);
+		session_report_lost(&s);
+		session_print_all(&s, true);
 		ret = s.exit_code;
 	}
 	for (int i = 0; i < obj->nprogs; i++) {

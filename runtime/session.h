@@ -7,6 +7,7 @@
 #define GT_SESSION_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "compiler/codegen.h"
 #include "runtime/output.h"
@@ -25,6 +26,29 @@ struct session_opts {
 	int (*attach_agent)(void *arg);
 	void *attach_arg;
 };
+
+/*
+ * One loaded program and what its events need; the prompt keeps one per
+ * set of clauses it compiled (runtime/prompt_prog.c).
+ */
+struct session {
+	struct unit *u;
+	struct gt_object *obj;
+	struct out *o;
+	struct agentctl *ac;	/* NULL without device probes */
+	bool exiting;		/* exit() was seen */
+	int exit_code;
+	uint64_t lost_seen;
+};
+
+/* The ring buffer callback: CTX is a struct session. */
+int session_on_event(void *ctx, void *data, size_t size);
+/* print(@m) of map IDX of s->obj, host and device parts merged. */
+void session_print_map(struct session *s, int idx, uint32_t top, uint32_t div);
+/* Every map by name (the exit dump when AT_EXIT). */
+void session_print_all(struct session *s, bool at_exit);
+/* "Lost N events" for what was lost since the last call. */
+void session_report_lost(struct session *s);
 
 /* Returns the program's exit status (exit(N)), or 1 on error. */
 int session_run(struct unit *u, struct gt_object *obj, struct out *o,

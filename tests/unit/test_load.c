@@ -127,7 +127,7 @@ static void test_begin_hash(void)
 	struct probe p = mkprobe("BEGIN", name, NULL, NULL);
 	struct gt_bpf_prog prog = { .probe = &p, .insns = insns,
 				    .ninsns = N(insns) };
-	struct gt_object obj = { &map, 1, &prog, 1 };
+	struct gt_object obj = { .maps = &map, .nmaps = 1, .progs = &prog, .nprogs = 1 };
 	char err[4096];
 	uint64_t key = 0, val = 0, t0, t1;
 	int ret, arg = 5;
@@ -230,7 +230,7 @@ static void test_ringbuf(void)
 	struct probe p = mkprobe("END", name, NULL, NULL);
 	struct gt_bpf_prog prog = { .probe = &p, .insns = insns,
 				    .ninsns = N(insns) };
-	struct gt_object obj = { maps, 2, &prog, 1 };
+	struct gt_object obj = { .maps = maps, .nmaps = 2, .progs = &prog, .nprogs = 1 };
 	struct rb_seen seen = { 0 };
 	struct ring_buffer *rb;
 	char err[4096], comm[17] = { 0 };
@@ -297,7 +297,7 @@ static void test_interval(void)
 	struct probe p = mkprobe("interval", name, u, n);
 	struct gt_bpf_prog prog = { .probe = &p, .insns = insns,
 				    .ninsns = N(insns) };
-	struct gt_object obj = { &map, 1, &prog, 1 };
+	struct gt_object obj = { .maps = &map, .nmaps = 1, .progs = &prog, .nprogs = 1 };
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t ticks, after;
 	char err[4096];
@@ -346,7 +346,7 @@ static void test_load_errors(void)
 		{ .probe = &p, .insns = ok, .ninsns = N(ok) },
 		{ .probe = &p, .insns = bad, .ninsns = N(bad) },
 	};
-	struct gt_object obj = { &map, 1, progs, 2 };
+	struct gt_object obj = { .maps = &map, .nmaps = 1, .progs = progs, .nprogs = 2 };
 	char err[4096];
 	int ret;
 
