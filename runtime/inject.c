@@ -29,6 +29,7 @@
 
 #include "probes/elf_syms.h"
 #include "runtime/agent/agent_proto.h"
+#include "runtime/agentctl.h"
 #include "runtime/inject.h"
 
 #define RED_ZONE	128
@@ -478,5 +479,26 @@ int inject_agent(pid_t pid, const char *lib, const char *sock,
 	st->total_us = now_us() - t0;
 	if (r)
 		return fail(pid, "arming the hooks failed", r);
+	return 0;
+}
+
+static void serve_agent(void *ac)
+{
+	agentctl_poll(ac, 2);
+}
+
+int inject_agentctl(pid_t pid, struct agentctl *ac, bool verbose)
+{
+	struct inject_stats st;
+	int r = inject_agent(pid, agentctl_lib(ac), agentctl_sock(ac),
+			     serve_agent, ac, &st);
+
+	if (r)
+		return r;
+	if (verbose)
+		fprintf(stderr, "gputrace: agent attached to pid %d: %d hooks, "
+			"%d thread(s) moved, paused %.2f ms, %.1f ms in all\n",
+			(int)pid, st.narmed, st.nmoved, st.pause_us / 1e3,
+			st.total_us / 1e3);
 	return 0;
 }

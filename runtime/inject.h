@@ -6,6 +6,7 @@
 #ifndef GT_INJECT_H
 #define GT_INJECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,5 +33,12 @@ struct inject_stats {
  */
 int inject_agent(pid_t pid, const char *lib, const char *sock,
 		 void (*serve)(void *), void *arg, struct inject_stats *st);
+
+struct agentctl;
+/*
+ * inject_agent with AC's library and socket, AC served meanwhile; with
+ * VERBOSE the figures on stderr ("agent attached to pid ...").
+ */
+int inject_agentctl(pid_t pid, struct agentctl *ac, bool verbose);
 
 #endif

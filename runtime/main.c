@@ -130,11 +130,6 @@ static uint64_t mono_ns(void)
 }
 
 /* Device probes, or cuda:complete (which the agent times). */
-static void serve_agent(void *ac)
-{
-	agentctl_poll(ac, 2);
-}
-
 struct attach_ctx {
 	struct agentctl *ac;
 	int pid;
@@ -145,20 +140,8 @@ struct attach_ctx {
 static int attach_agent(void *arg)
 {
 	const struct attach_ctx *a = arg;
-	struct agentctl *ac = a->ac;
-	int pid = a->pid;
-	struct inject_stats st;
-	int r = inject_agent(pid, agentctl_lib(ac), agentctl_sock(ac),
-			     serve_agent, ac, &st);
 
-	if (r)
-		return r;
-	if (a->verbose)
-		fprintf(stderr, "gputrace: agent attached to pid %d: %d hooks, "
-			"%d thread(s) moved, paused %.2f ms, %.1f ms in all\n",
-			pid, st.narmed, st.nmoved, st.pause_us / 1e3,
-			st.total_us / 1e3);
-	return 0;
+	return inject_agentctl(a->pid, a->ac, a->verbose);
 }
 
 static bool needs_agent(const struct program *prog)

@@ -213,14 +213,20 @@ int prompt_run(const struct prompt_opts *po)
 	rl_callback_handler_install(PROMPT, on_line);
 	showing = true;
 	while (!p.done) {
-		struct pollfd pf[2] = {
+		struct pollfd pf[3] = {
 			{ .fd = STDIN_FILENO, .events = POLLIN },
 			{ .fd = pr_ring_fd(&p), .events = POLLIN },
+			{ .fd = pr_agent_fd(&p), .events = POLLIN },
 		};
-		int n = poll(pf, pf[1].fd >= 0 ? 2 : 1, 100);
+		int n = poll(pf, 3, 100);	/* fd -1 entries are skipped */
 
 		if (pr_interrupted())
 			interrupt(&p);
+		if (n > 0 && (pf[2].revents & POLLIN)) {
+			pr_out_begin();
+			pr_agent_poll(&p);	/* device printf, reports */
+			pr_out_end();
+		}
 		if (n > 0 && (pf[1].revents & POLLIN)) {
 			pr_out_begin();
 			pr_poll(&p);

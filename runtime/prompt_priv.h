@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "compiler/codegen.h"
+#include "compiler/device.h"
 #include "lang/diag.h"
 #include "runtime/output.h"
 #include "runtime/session.h"
@@ -46,6 +47,11 @@ struct pr_gen {
 	bool *loaded;		/* per program */
 	bool *attached;		/* per program */
 	struct session s;	/* decodes the events of our ring buffer */
+	bool device;		/* our clauses have gpu: probes */
+	struct device_set ds;	/* their PTX, for the agent */
+	bool have_ds;
+	struct agentctl *ac;	/* the agent in the target, for them */
+	bool ac_done;		/* detached: its last snapshot stays */
 	struct pr_gen *next;
 };
 
@@ -70,6 +76,7 @@ struct prompt {
 	char **words;		/* completion: the target's probes */
 	int nwords;
 	bool done;		/* quit, Ctrl-D or exit() */
+	struct pr_gen *dev;	/* whose gpu: clauses the agent runs now */
 };
 
 /* prompt_prog.c */
@@ -78,6 +85,9 @@ int pr_remove(struct prompt *p, int id);
 void pr_list(struct prompt *p);
 void pr_detach(struct prompt *p);
 int pr_stop_printing(struct prompt *p);
+/* The agent's descriptor while gpu: clauses run, else -1; its work. */
+int pr_agent_fd(struct prompt *p);
+void pr_agent_poll(struct prompt *p);
 int pr_poll(struct prompt *p);
 bool pr_exiting(struct prompt *p, int *code);
 struct pr_map *pr_map_find(struct prompt *p, const char *name);

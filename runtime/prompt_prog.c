@@ -16,6 +16,8 @@
 
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/agentctl.h"
+#include "runtime/inject.h"
 #include "runtime/maps.h"
 #include "runtime/prompt_priv.h"
 
@@ -95,6 +97,9 @@ nomem:
 
 static void gen_free(struct pr_gen *g)
 {
+	agentctl_free(g->ac);
+	if (g->have_ds)
+		device_set_free(&g->ds);
 	if (g->have_obj) {
 		gt_object_unload(&g->obj);
 		cg_free(&g->obj);
@@ -125,23 +130,100 @@ static int owner_of(const struct pr_gen *g, int i)
 	return -1;
 }
 
-/* Device probes need the agent, which the prompt does not run. */
-static int refuse_device(struct pr_gen *g, struct clause *cl)
+/* Whether a running clause has a cuda: probe (a uprobe on libcuda). */
+static bool cuda_running(const struct prompt *p)
+{
+	for (const struct pr_gen *g = p->gens; g; g = g->next)
+		for (int i = 0; i < g->obj.nprogs; i++)
+			if (g->owner[i] >= 0 && g->attached[i] &&
+			    !strncmp(g->obj.progs[i].probe->name, "cuda:", 5))
+				return true;
+	return false;
+}
+
+/*
+ * gpu: probes run in the attached target through the agent, one set at
+ * a time (docs/prompt.md); cuda:complete needs the agent before the
+ * target's first launch, so a script.  Marks G device.
+ */
+static int check_device(struct prompt *p, struct pr_gen *g, struct clause *cl)
 {
 	const struct clause_info *ci = &g->u->clauses[cl->index];
 
 	for (int j = 0; j < ci->nprobes; j++) {
 		const struct probe *pr = ci->probes[j];
+		const char *why = NULL;
 
-		if (pr->prov->device || !strncmp(pr->name, "cuda:complete", 13)) {
-			diag_error(cl->loc, "%s: device probes and cuda:complete "
-				   "need the in-process agent, which the prompt "
-				   "does not run; use -c or -p with a script",
-				   pr->name);
+		if (!strncmp(pr->name, "cuda:complete", 13))
+			why = "cuda:complete needs the in-process agent from "
+			      "the target's start; use -c or -p with a script";
+		else if (!pr->prov->device)
+			continue;
+		else if (!p->pid)
+			why = "gpu: probes need a target: attach PID first";
+		else if (p->dev)
+			why = "gpu: clauses are running already: remove them "
+			      "first (the agent takes one set at a time)";
+		else if (cuda_running(p))
+			why = "cuda: probes sit on libcuda's entry points, "
+			      "which the agent patches: remove them first, and "
+			      "add them again after the gpu: clause";
+		if (why) {
+			diag_error(cl->loc, "%s: %s", pr->name, why);
 			return -EINVAL;
 		}
+		g->device = true;
 	}
 	return 0;
+}
+
+/* Load the agent into the target with G's gpu: clauses. */
+static int start_agent(struct prompt *p, struct pr_gen *g)
+{
+	struct agentctl_opts ao = { .verbose = p->verbose,
+				    .attach_pid = p->pid };
+
+	if (inject_check(p->pid) || agentctl_open(&ao, &g->ac))
+		return -EINVAL;
+	if (!agentctl_configure(g->ac, g->u, &g->ds)) {
+		session_use_agent(&g->s, g->ac);
+		if (!inject_agentctl(p->pid, g->ac, p->verbose))
+			goto ok;
+	}
+	g->s.ac = NULL;
+	agentctl_free(g->ac);
+	g->ac = NULL;
+	return -EIO;
+ok:
+	p->dev = g;
+	/* cuda: clauses from now on read the agent's launches */
+	provider_agent_lib = provider_hooked_lib = agentctl_lib(g->ac);
+	return 0;
+}
+
+/* G's gpu: clauses are gone: the agent detaches, its last maps stay. */
+static void stop_agent(struct prompt *p, struct pr_gen *g)
+{
+	if (!g->ac || g->ac_done)
+		return;
+	agentctl_snapshot(g->ac, 2000);
+	agentctl_detach(g->ac);
+	g->ac_done = true;
+	if (p->dev == g) {
+		p->dev = NULL;
+		provider_agent_lib = provider_hooked_lib = NULL;
+	}
+}
+
+int pr_agent_fd(struct prompt *p)
+{
+	return p->dev ? agentctl_fd(p->dev->ac) : -1;
+}
+
+void pr_agent_poll(struct prompt *p)
+{
+	if (p->dev)
+		agentctl_poll(p->dev->ac, 0);
 }
 
 /* Give OBJ's user maps the fds of the shared ones; 0 or -EINVAL. */
@@ -236,7 +318,9 @@ static int attach_gen(struct prompt *p, struct pr_gen *g)
 			struct probe *pr = g->obj.progs[i].probe;
 			bool fired = pr->prov->fire != NULL;
 
-			if (!g->loaded[i] || fired != (pass < 2))
+			/* gpu: probes: the agent installs them */
+			if (!g->loaded[i] || fired != (pass < 2) ||
+			    pr->prov->device)
 				continue;
 			if (pass == 1) {
 				if (pr->prov == &provider_begin &&
@@ -347,11 +431,17 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 	if (sema_check(prog, &sem, &g->u))
 		goto fail;
 	for (struct clause *cl = prog->clauses; cl; cl = cl->next)
-		if (cl->index >= g->first && refuse_device(g, cl))
+		if (cl->index >= g->first && check_device(p, g, cl))
 			goto fail;
 	g->have_obj = true;
 	if (cg_build(g->u, &copts, &g->obj))
 		goto fail;
+	if (g->device) {
+		if (device_verify(g->u, &g->obj, NULL) ||
+		    device_lower(g->u, &g->obj, &g->ds))
+			goto fail;
+		g->have_ds = true;
+	}
 	ret = -ENOMEM;
 	if (take_clauses(p, g, prog) || plan_load(g))
 		goto fail;
@@ -396,6 +486,8 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 		fflush(stdout);
 	}
 	ret = attach_gen(p, g);
+	if (!ret && g->device)
+		ret = start_agent(p, g);
 	if (ret) {
 		for (int k = 0; k < g->ncl; k++)
 			pr_remove(p, g->cl[k].id);
@@ -411,18 +503,19 @@ fail:
 	return ret;
 }
 
-static void gen_idle(struct pr_gen *g)
+static void gen_idle(struct prompt *p, struct pr_gen *g)
 {
 	for (int k = 0; k < g->ncl; k++)
 		if (g->cl[k].active)
 			return;
+	stop_agent(p, g);
 	/* no clause left: the providers' extras go too */
 	for (int i = 0; i < g->obj.nprogs; i++)
 		if (g->owner[i] == -1)
 			detach_prog(g, i);
 }
 
-static void remove_clause(struct pr_gen *g, int k)
+static void remove_clause(struct prompt *p, struct pr_gen *g, int k)
 {
 	for (int i = 0; i < g->obj.nprogs; i++) {
 		if (g->owner[i] != k)
@@ -434,7 +527,7 @@ static void remove_clause(struct pr_gen *g, int k)
 		g->loaded[i] = false;
 	}
 	g->cl[k].active = false;
-	gen_idle(g);
+	gen_idle(p, g);
 }
 
 int pr_remove(struct prompt *p, int id)
@@ -442,7 +535,7 @@ int pr_remove(struct prompt *p, int id)
 	for (struct pr_gen *g = p->gens; g; g = g->next)
 		for (int k = 0; k < g->ncl; k++)
 			if (g->cl[k].id == id && g->cl[k].active) {
-				remove_clause(g, k);
+				remove_clause(p, g, k);
 				return 0;
 			}
 	return -ENOENT;
@@ -472,7 +565,7 @@ void pr_detach(struct prompt *p)
 	for (struct pr_gen *g = p->gens; g; g = g->next)
 		for (int k = 0; k < g->ncl; k++)
 			if (g->cl[k].active && g->cl[k].scoped) {
-				remove_clause(g, k);
+				remove_clause(p, g, k);
 				printf("removed probe %d\n", g->cl[k].id);
 			}
 	p->pid = 0;
@@ -485,7 +578,7 @@ int pr_stop_printing(struct prompt *p)
 	for (struct pr_gen *g = p->gens; g; g = g->next)
 		for (int k = 0; k < g->ncl; k++)
 			if (g->cl[k].active && g->cl[k].prints) {
-				remove_clause(g, k);
+				remove_clause(p, g, k);
 				printf("stopped probe %d\n", g->cl[k].id);
 				n++;
 			}
@@ -529,8 +622,16 @@ struct pr_map *pr_map_find(struct prompt *p, const char *name)
 	return NULL;
 }
 
+/* The device maps as they are now (before printing). */
+static void dev_snapshot(struct prompt *p)
+{
+	if (p->dev)
+		agentctl_snapshot(p->dev->ac, 1000);
+}
+
 void pr_print_map(struct prompt *p, struct pr_map *m)
 {
+	dev_snapshot(p);
 	session_print_map(&m->g->s, m->idx, 0, 0);
 	fflush(p->o->f);
 }
@@ -544,6 +645,7 @@ static int cmp_map(const void *a, const void *b)
 
 void pr_print_all(struct prompt *p, bool at_exit)
 {
+	dev_snapshot(p);
 	if (p->nmaps)
 		qsort(p->maps, p->nmaps, sizeof(*p->maps), cmp_map);
 	if (at_exit && p->nmaps)
@@ -582,6 +684,8 @@ int pr_end(struct prompt *p)
 		}
 	}
 	pr_poll(p);
+	if (p->dev)
+		stop_agent(p, p->dev);
 	pr_print_all(p, true);
 	for (struct pr_gen *g = p->gens; g; g = g->next)
 		for (int i = 0; i < g->obj.nprogs; i++)

@@ -389,6 +389,15 @@ static int attach_range(struct session *s, bool fired, bool verbose)
 	return 0;
 }
 
+void session_use_agent(struct session *s, struct agentctl *ac)
+{
+	struct agentctl_cb cb = { .on_printf = on_dev_printf,
+				  .on_khandle = on_khandle, .arg = s };
+
+	s->ac = ac;
+	agentctl_set_cb(ac, &cb);
+}
+
 int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		const struct session_opts *opts)
 {

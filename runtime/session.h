@@ -47,6 +47,9 @@ int session_on_event(void *ctx, void *data, size_t size);
 void session_print_map(struct session *s, int idx, uint32_t top, uint32_t div);
 /* Every map by name (the exit dump when AT_EXIT). */
 void session_print_all(struct session *s, bool at_exit);
+/* S's device part comes from AC: its printf records and new kernel
+ * handles are decoded by S (the prompt's device clauses). */
+void session_use_agent(struct session *s, struct agentctl *ac);
 /* "Lost N events" for what was lost since the last call. */
 void session_report_lost(struct session *s);
 

@@ -35,7 +35,7 @@ absent 0.5 tick
 send probes
 expect   1  BEGIN.*  2  BEGIN.*gputrace> 
 send gpu:kernel:vadd { @k = count(); }
-expect device probes and cuda:complete need the in-process agent
+expect gpu: probes need a target: attach PID first
 expect gputrace> 
 send nosuch
 expect <prompt>:1:7: error: syntax error, unexpected end of file

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Acceptance: gpu: clauses at the prompt, without a GPU (the fake driver
+# of tests/accept/agent_attach.sh, which runs a warp probe counting into
+# map 0: 8 warps a launch).  `attach PID`, a gpu:warp clause (the agent
+# is injected), `print @w` a positive multiple of 8, a second gpu: clause
+# refused while the first runs, `remove` (the agent detaches), a new
+# gpu: clause (attached again), `detach`, `quit` with status 0; the
+# program goes on and every launch it made succeeded.
+. tests/progs/agent_lib.sh
+
+[ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
+[ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
+DRIVE="$(pwd)/tests/progs/pty_drive.py"
+
+$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
+	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
+	fail "building the fake libcuda"
+$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
+	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
+	fail "building agent_attachprog"
+LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" \
+	>"$T/prog.out" 2>&1 &
+P=$!
+trap 'kill -KILL $P 2>/dev/null; rm -rf "$T"' EXIT
+i=0
+while [ ! -f "$T/ready" ]; do
+	i=$((i + 1))
+	[ $i -gt 200 ] && fail "the program did not start"
+	sleep 0.05
+done
+
+HOME=$T/home XDG_STATE_HOME= TMPDIR=$T python3 "$DRIVE" -t 20 -l "$T/log" -- \
+	"$GT" -v <<STEPS || { cat "$T/log"; fail "the prompt session"; }
+expect gputrace> 
+send gpu:warp:vadd { @w = count(); }
+expect need a target: attach PID first
+send attach $P
+expect attached to $P
+send gpu:warp:vadd { @w = count(); }
+expect agent attached to pid $P
+sleep 0.5
+send print @w
+expect @w: [1-9][0-9]*\r\n
+send gpu:kernel:vadd { @k = count(); }
+expect running already: remove them first
+send remove 1
+expect gputrace> 
+send gpu:warp:vadd { @v = count(); }
+expect agent attached to pid $P
+sleep 0.5
+send print @v
+expect @v: [1-9][0-9]*\r\n
+send detach
+expect detached from $P
+send quit
+exit 0
+STEPS
+for m in w v; do
+	n=$(sed -n "s/^@$m: \([0-9]*\).*/\1/p" "$T/log" | tail -1)
+	[ -n "$n" ] && [ $((n % 8)) = 0 ] || { cat "$T/log"; fail "@$m = '$n', not 8 warps a launch"; }
+done
+kill -0 $P 2>/dev/null || fail "the program died"
+kill -TERM $P
+wait $P
+grep -q 'failures 0' "$T/prog.out" || { cat "$T/prog.out"; fail "launches failed: $(cat "$T/prog.out")"; }
+echo "prompt: gpu: clauses through the agent, @w and @v counted in whole launches"
