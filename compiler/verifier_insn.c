@@ -696,6 +696,16 @@ static int do_call(struct vf_env *v, struct vf_state *st,
 	for (i = 0; i < 5 && d->args[i] != GT_DHA_NONE; i++)
 		if ((err = check_arg(v, st, d, i, &map)))
 			return err;
+	/* helpers that fill R1's buffer: what was spilled there is gone,
+	 * a constant stored before must not fold a later comparison */
+	if ((d->id == GT_DH_READ || d->id == GT_DH_KERNEL_NAME) &&
+	    st->regs[1].type == VT_STACK) {
+		int64_t o = st->regs[1].off, n = (int64_t)st->regs[2].val;
+
+		for (int64_t k = o; k < o + n; k += 8)
+			unspill(st, slot_of(k));
+		memset(stack_byte(st, o), VS_MISC, (size_t)n);
+	}
 	for (i = BPF_REG_1; i <= BPF_REG_5; i++)
 		memset(&st->regs[i], 0, sizeof(st->regs[i]));
 	switch (d->ret) {

@@ -310,7 +310,12 @@ static void run_probe(const struct agent_launch_param *p, uint64_t warps)
 		return;
 	}
 	d = (const void *)((const char *)c + DEVRT_CTX_SIZE);
-	if (p->hot[0] != d->base ||
+	/* a map kept per kernel: the hot base is the kernel's slot's
+	 * value words, less the keyless slot's 16 bytes of header */
+	if ((d->flags & DEVRT_F_KERNEL ?
+	     p->hot[0] < d->base + d->key_size ||
+	     (p->hot[0] - d->base - d->key_size) % d->slot_bytes :
+	     p->hot[0] != d->base) ||
 	    p->hot[1] != (d->shard_bytes |
 					 (uint64_t)(d->nshards - 1) << 32)) {
 		printf("bad hot words\n");

@@ -17,7 +17,8 @@ progs='gpu:kernel:* { @c = count(); @s = sum(threadIdx.x); @mn = min(blockIdx.x)
 gpu:kernel:*:exit { @d = hist(duration); @l = lhist(threadIdx.x, 0, 256, 16); @sm = smload(1); }
 gpu:warp:* { @w[kernel, lanes] = count(); @t = sum(gtime - launch_ns); @k[blockIdx.x % 4, blockIdx.y, blockIdx.z] = count(); }
 gpu:warp:*:exit /laneid == 0/ { @x[threadIdx.y, threadIdx.z] = max(clock); @g = count(); @p = sum(pid); @n = max(nsmid); @gd = max(gridDim.x + gridDim.y + gridDim.z + blockDim.x + blockDim.y + blockDim.z); @la = max(launch); @gpu = max(gpu); }
-gpu:kernel:* /threadIdx.x == 0 && blockIdx.x < 2/ { printf("block %d arg0 %d kernel %s\n", blockIdx.x, arg0, kernel); @v = arg0; if (@v > 5) { delete(@v); } }'
+gpu:kernel:* /threadIdx.x == 0 && blockIdx.x < 2/ { printf("block %d arg0 %d kernel %s\n", blockIdx.x, arg0, kernel); @v = arg0; if (@v > 5) { delete(@v); } }
+gpu:warp:* { @pk[kernel] = count(); $i = threadIdx.x; if (*(int32 *)(arg0 + 4 * $i) > 100) { @big = count(); } @r = sum(*(uint8 *)arg0); }'
 
 nfail=0
 for src in tests/cuda/k_*.cu; do
@@ -43,6 +44,12 @@ for src in tests/cuda/k_*.cu; do
 		done
 	done
 done
+# a branch on a value read from device memory keeps its body: the
+# verifier must not take the read's zeroed buffer for a constant
+"$GT" --dry-run -d ptx -e 'gpu:kernel:k { if (*(int32 *)(arg0 + 4 * threadIdx.x) > 100) { @big = count(); } @n = count(); }' 2>&1 |
+	awk '/^\.func __gt_probe_0/,/^}/' >"$T/read.ptx"
+[ "$(grep -c 'add.u64 %gt_d0_[01]a' "$T/read.ptx")" = 2 ] ||
+	{ echo "FAIL: the branch on a device read lost its update"; cat "$T/read.ptx"; echo x >>"$T/bad"; }
 [ -f "$T/bad" ] && exit 1
 [ $nfail -eq 0 ] || exit 1
 echo "all modules assembled"
