@@ -113,7 +113,7 @@ run "$T/all.cfg" "$T/vadd.fatbin" $GLOBAL
 [ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "module-scope report"; }
 # the module's other matched kernels are made ahead, without a launch
-FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500 run "$T/all.cfg" "$T/vadd.fatbin" $VADD
+GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500 run "$T/all.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c ': instrumented, ' "$T/out")" = 5 ] || fail "prefetch: launches"
 [ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "prefetch: the sibling kernel was not considered"; }
