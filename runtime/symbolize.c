@@ -266,9 +266,8 @@ static void ksyms_load(void)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		/* nor BPF programs ([bpf]): bpftrace shows those unnamed */
 		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3 ||
-		    !addr || strchr("bBdDrR", type) || strstr(line, "\t[bpf]"))
+		    !addr || strchr("bBdDrR", type))
 			continue;
 		if (nksyms == cap) {
 			cap = cap ? cap * 2 : 65536;
