@@ -28,11 +28,12 @@ enum {
 	H_SEND_SIGNAL = 109, H_PROBE_READ_USER = 112,
 	H_PROBE_READ_USER_STR = 114, H_RINGBUF_OUTPUT = 130,
 	H_RINGBUF_RESERVE = 131, H_RINGBUF_SUBMIT = 132,
-	H_PROBE_READ_KERNEL = 113, H_PROBE_READ_KERNEL_STR = 115,
+	H_PROBE_READ_KERNEL = 113, H_PROBE_READ_KERNEL_STR = 115, H_GET_STACKID = 27,
 };
 
 struct cg {
 	struct unit *u;
+	struct gt_object *obj;	/* stack maps are added as they are met */
 	const struct cg_opts *opts;
 	struct probe *probe;
 	struct bpf_insn *code;
@@ -187,6 +188,61 @@ static void store_bytes(struct cg *g, int off, const char *s, size_t len, int si
 
 static const struct map_layout *layout(struct cg *g, struct map_sym *m);
 static void gen_int(struct cg *g, struct node *n);
+
+/* A value held in 8 bytes and computed into r0, like an integer. */
+static bool is_scalar(const struct type *t)
+{
+	return t->kind == T_INT || t->kind == T_STACK ||
+	       (t->kind == T_SYM && !t->user);
+}
+
+/* The stack-trace map for stacks of LIMIT frames (".stackN"), made once. */
+static int stack_map(struct cg *g, int limit)
+{
+	struct gt_map_def d = {
+		.type = GT_MT_STACK_TRACE, .key_size = 4,
+		.value_size = 8 * limit, .max_entries = MAP_MAX_ENTRIES,
+		.fd = -1,
+	};
+	int idx;
+
+	snprintf(d.name, sizeof(d.name), ".stack%d", limit);
+	for (int i = 0; i < g->obj->nmaps; i++)
+		if (!strcmp(g->obj->maps[i].name, d.name))
+			return i;
+	idx = gt_object_add_map(g->obj, &d);
+	if (idx < 0) {
+		fputs("gputrace: out of memory\n", stderr);
+		abort();
+	}
+	return idx;
+}
+
+/*
+ * r0 = the stack id (negative errno when there is no stack), for a user
+ * stack with the pid in the upper half: addresses are per process.
+ * bpftrace 0.17 puts the thread id there; see docs/stacks.md.
+ */
+static void gen_stack(struct cg *g, const struct type *t)
+{
+	int save = g->sp, id;
+
+	emit(g, I_MOV64_REG(BPF_REG_1, BPF_REG_6));
+	emit_map_ref(g, BPF_REG_2, stack_map(g, t->limit));
+	emit(g, I_MOV64_IMM(BPF_REG_3, t->user ? BPF_F_USER_STACK : 0));
+	emit(g, I_CALL(H_GET_STACKID));
+	if (!t->user)
+		return;
+	id = stack_alloc(g, 8);
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, id));
+	emit(g, I_CALL(H_PID_TGID));
+	emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+	emit(g, I_ALU64_IMM(BPF_LSH, BPF_REG_0, 32));
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, id));
+	emit(g, I_MOV32_REG(BPF_REG_1, BPF_REG_1));
+	emit(g, I_ALU64_REG(BPF_OR, BPF_REG_0, BPF_REG_1));
+	g->sp = save;
+}
 static void gen_to(struct cg *g, struct node *n, int dst);
 static void gen_stmts(struct cg *g, struct node *s);
 
@@ -268,7 +324,7 @@ static void gen_map_read(struct cg *g, struct node *n, int dst)
 	int save = g->sp, key = gen_key(g, n, m), j, j2;
 
 	call_lookup(g, m, key);
-	if (m->val->kind == T_INT) {
+	if (is_scalar(m->val)) {
 		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
 		patch(g, j);
@@ -353,6 +409,8 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 
 	if (g->device) {
 		gen_dev_builtin(g, n);
+	} else if (n->type->kind == T_STACK) {
+		gen_stack(g, n->type);
 	} else if (!provider_src(g, b, &src) &&
 		   (src.kind == BSRC_PTR_U32 || src.kind == BSRC_PTR_U64)) {
 		int save = g->sp, t = stack_alloc(g, 8);
@@ -850,6 +908,18 @@ static void gen_int(struct cg *g, struct node *n)
 			gen_strncmp(g, n);
 			break;
 		}
+		if (n->type->kind == T_STACK) {
+			gen_stack(g, n->type);
+			break;
+		}
+		if (n->type->kind == T_SYM) {	/* ksym: the address */
+			gen_int(g, n->args);
+			break;
+		}
+		if (!strcmp(n->str, "uaddr")) {	/* resolved by the checks */
+			emit_ld64(g, BPF_REG_0, n->ival);
+			break;
+		}
 		/* fall through */
 	default:
 		diag_error(n->loc, "internal: no integer code for this expression");
@@ -863,7 +933,7 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 {
 	int save = g->sp, t, j, j2;
 
-	if (n->type->kind == T_INT || n->type->kind == T_PTR ||
+	if (is_scalar(n->type) || n->type->kind == T_PTR ||
 	    (n->type->kind == T_USER && n->kind == N_BUILTIN)) {
 		gen_int(g, n);
 		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst));
@@ -889,6 +959,13 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst + 8));
 		} else if (!strcmp(n->str, "str") || !strcmp(n->str, "buf")) {
 			gen_read_call(g, n, dst);
+		} else if (!strcmp(n->str, "usym")) {
+			/* the address, then the pid */
+			gen_int(g, n->args);
+			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst));
+			emit(g, I_CALL(H_PID_TGID));
+			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
+			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst + 8));
 		} else {
 			diag_error(n->loc, "internal: no code for %s()", n->str);
 			g->failed = true;
@@ -1659,7 +1736,7 @@ static void map_def(struct gt_map_def *d, struct map_layout *ml, struct map_sym 
 
 int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 {
-	struct cg g = { .u = u, .opts = opts };
+	struct cg g = { .u = u, .opts = opts, .obj = obj };
 	struct gt_map_def events = {
 		.name = ".events", .type = GT_MT_RINGBUF,
 		.max_entries = GT_EVENTS_MAP_SIZE, .fd = -1,

@@ -21,6 +21,7 @@ enum gt_map_type {
 	GT_MT_ARRAY,
 	GT_MT_PERCPU_ARRAY,
 	GT_MT_RINGBUF,		/* value_size 0, max_entries = bytes (power of 2) */
+	GT_MT_STACK_TRACE,	/* u32 stack id -> value_size / 8 addresses */
 };
 
 struct gt_map_def {

@@ -10,6 +10,7 @@
 
 #include "compiler/cstruct.h"
 #include "compiler/sema.h"
+#include "probes/elf_syms.h"
 #include "probes/provider.h"
 #include "runtime/fmt.h"
 
@@ -78,7 +79,7 @@ static bool is_value(const struct type *t)
 {
 	return t && (t->kind == T_INT || t->kind == T_STR || t->kind == T_TUPLE ||
 		     t->kind == T_PTR || t->kind == T_BUF || t->kind == T_TIME ||
-		     t->kind == T_USER);
+		     t->kind == T_USER || t->kind == T_STACK || t->kind == T_SYM);
 }
 
 /* Check the key expressions of map access N against the map's key type. */
@@ -257,7 +258,8 @@ const char *const sema_builtin_names[] = {
 	"username", "rand", "curtask", "cgroup", "numaid", "ctx",
 	"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
 	"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
-	"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", NULL,
+	"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
+	"ustack", "kstack", NULL,
 };
 
 /* The functions a program may call, for the prompt's completion. */
@@ -265,7 +267,8 @@ const char *const sema_function_names[] = {
 	"printf", "print", "time", "clear", "zero", "delete", "exit", "len",
 	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist",
 	"smload", "str", "buf", "strncmp", "strftime", "join", "cat",
-	"system", "signal", "sizeof", NULL,
+	"system", "signal", "sizeof", "ustack", "kstack", "usym", "ksym",
+	"uaddr", NULL,
 };
 
 static bool builtin_known(const char *name)
@@ -298,6 +301,8 @@ static struct type *builtin_type(const char *name)
 		return type_user();
 	if (!strcmp(name, "rand") || !strcmp(name, "numaid"))
 		return type_intn(4, false);
+	if (!strcmp(name, "ustack") || !strcmp(name, "kstack"))
+		return type_stack(name[0] == 'u', false, GT_STACK_LIMIT);
 	if (!strcmp(name, "comm") || !strcmp(name, "probe") ||
 	    !strcmp(name, "func") || !strcmp(name, "kernel") ||
 	    !strcmp(name, "kind"))
@@ -391,7 +396,8 @@ static bool posarg_count(struct ctx *c, struct node *n)
 
 static enum fmt_argty fmt_ty(const struct type *t)
 {
-	if (t->kind == T_STR || t->kind == T_TIME || t->kind == T_USER)
+	if (t->kind == T_STR || t->kind == T_TIME || t->kind == T_USER ||
+	    t->kind == T_STACK || t->kind == T_SYM)
 		return FMT_STR;
 	if (t->kind == T_BUF)
 		return FMT_BUF;
@@ -641,6 +647,118 @@ static struct type *check_value_call(struct ctx *c, struct node *n)
 	return f[0] == 's' ? type_string() : type_buf();
 }
 
+/* ustack, ustack(N), ustack(perf), ustack(perf, N); kstack alike */
+static struct type *check_stack(struct ctx *c, struct node *n)
+{
+	struct node *a = n->args;
+	bool perf = false;
+	int64_t limit = GT_STACK_LIMIT;
+
+	if (n->nargs > 2) {
+		err(c, n->loc, "%s() takes up to 2 arguments (%d provided)",
+		    n->str, n->nargs);
+		return NULL;
+	}
+	if (a && a->kind == N_BUILTIN &&
+	    (!strcmp(a->str, "perf") || !strcmp(a->str, "bpftrace"))) {
+		perf = a->str[0] == 'p';
+		a = a->next;
+	} else if (a && (n->nargs == 2 || a->kind == N_BUILTIN)) {
+		err(c, a->loc, "%s() takes a stack mode (bpftrace or perf) and an integer literal limit, like %s(perf, 8)",
+		    n->str, n->str);
+		return NULL;
+	}
+	if (a && !const_int(a, &limit)) {
+		err(c, a->loc, "%s() expects an integer literal limit", n->str);
+		return NULL;
+	}
+	if (limit < 1 || limit > GT_STACK_MAX) {
+		err(c, a->loc, "%s() limit must be between 1 and %d, %lld given",
+		    n->str, GT_STACK_MAX, (long long)limit);
+		return NULL;
+	}
+	return type_stack(n->str[0] == 'u', perf, (int)limit);
+}
+
+/* usym(addr), ksym(addr): the address, shown as its symbol's name */
+static struct type *check_sym(struct ctx *c, struct node *n)
+{
+	struct type *t;
+
+	if (n->nargs != 1) {
+		err(c, n->loc, "%s() takes 1 argument, %d given", n->str, n->nargs);
+		return NULL;
+	}
+	t = check_expr(c, n->args);
+	if (!t)
+		return NULL;
+	if (!is_int(t)) {
+		err(c, n->args->loc, "%s() expects an integer (an address), not %s",
+		    n->str, type_str(t));
+		return NULL;
+	}
+	return type_sym(n->str[0] == 'u');
+}
+
+/*
+ * uaddr("name"): the address of a data symbol of the probed binary, as
+ * its symbol table gives it (like bpftrace 0.17: variables only, and
+ * no load bias in a PIE).  Resolved now, into n->ival.
+ */
+static struct type *check_uaddr(struct ctx *c, struct node *n)
+{
+	struct type *t = type_int(false);
+	bool found = false;
+
+	t->ptr = true;
+	if (n->nargs != 1 || n->args->kind != N_STR) {
+		err(c, n->nargs == 1 ? n->args->loc : n->loc,
+		    "uaddr() expects a string literal, like uaddr(\"name\")");
+		return NULL;
+	}
+	for (int i = 0; i < c->ci->nprobes; i++) {
+		struct probe *p = c->ci->probes[i];
+
+		if (p->prov != &provider_uprobe && p->prov != &provider_uretprobe) {
+			err(c, n->loc, "uaddr() can only be used in uprobe and uretprobe probes, not %s",
+			    p->prov->name);
+			return NULL;
+		}
+	}
+	for (int i = 0; c->report && i < c->ci->nprobes; i++) {
+		const struct probe *p = c->ci->probes[i];
+		struct syms s;
+		char msg[256];
+		uint64_t addr = 0;
+		bool here = false;
+
+		if (syms_read(p->path, SYMS_OBJECTS | SYMS_DEBUG, &s, msg,
+			      sizeof(msg))) {
+			err(c, n->loc, "uaddr(): %s", msg);
+			return NULL;
+		}
+		for (size_t j = 0; j < s.n && !here; j++)
+			if (s.funcs[j].object && !strcmp(s.funcs[j].name, n->args->str)) {
+				addr = s.funcs[j].addr;
+				here = true;
+			}
+		syms_free(&s);
+		if (!here) {
+			err(c, n->args->loc, "could not resolve symbol %s:%s (uaddr() takes data symbols: variables)",
+			    p->path, n->args->str);
+			return NULL;
+		}
+		if (found && addr != n->ival) {
+			err(c, n->args->loc, "uaddr(\"%s\") has different addresses in the probed binaries",
+			    n->args->str);
+			return NULL;
+		}
+		n->ival = addr;
+		found = true;
+	}
+	return t;
+}
+
 static struct type *check_call(struct ctx *c, struct node *n)
 {
 	const char *f = n->str;
@@ -657,6 +775,12 @@ static struct type *check_call(struct ctx *c, struct node *n)
 		err(c, n->loc, "%s() is not available in gpu: probes", f);
 		return NULL;
 	}
+	if (!strcmp(f, "ustack") || !strcmp(f, "kstack"))
+		return check_stack(c, n);
+	if (!strcmp(f, "usym") || !strcmp(f, "ksym"))
+		return check_sym(c, n);
+	if (!strcmp(f, "uaddr"))
+		return check_uaddr(c, n);
 	if (!strcmp(f, "time")) {
 		if (n->nargs > 1 || (n->nargs == 1 && n->args->kind != N_STR)) {
 			err(c, n->loc, "time() takes an optional format string literal");
@@ -1282,7 +1406,13 @@ static void check_stmt(struct ctx *c, struct node *n)
 {
 	switch (n->kind) {
 	case N_EXPR_STMT:
-		if (n->a->kind == N_CALL || n->a->kind == N_INCDEC)
+		if (n->a->kind == N_CALL) {
+			struct type *t = check_expr(c, n->a);
+
+			/* ustack(3); ksym(x); */
+			if (t && t->kind != T_VOID)
+				err(c, n->a->loc, "expression result is not used");
+		} else if (n->a->kind == N_INCDEC)
 			check_expr(c, n->a);
 		else if (n->a->kind == N_TERNARY) {
 			struct type *t = check_expr(c, n->a);

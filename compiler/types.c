@@ -126,6 +126,25 @@ struct type *type_agg(enum agg_kind agg, bool is_signed)
 	return t;
 }
 
+struct type *type_stack(bool user, bool perf, int limit)
+{
+	struct type *t = mk(T_STACK, 8);
+
+	t->user = user;
+	t->perf = perf;
+	t->limit = limit;
+	return t;
+}
+
+/* usym keeps the pid beside the address: symbols are per process */
+struct type *type_sym(bool user)
+{
+	struct type *t = mk(T_SYM, user ? 16 : 8);
+
+	t->user = user;
+	return t;
+}
+
 bool type_same(const struct type *a, const struct type *b)
 {
 	if (a->kind != b->kind)
@@ -145,6 +164,12 @@ bool type_same(const struct type *a, const struct type *b)
 		return a == b;
 	case T_AGG:
 		return a->agg == b->agg;
+	case T_STACK:
+		/* ids of another limit live in another stack map */
+		return a->user == b->user && a->perf == b->perf &&
+		       a->limit == b->limit;
+	case T_SYM:
+		return a->user == b->user;
 	default:
 		return true;
 	}
@@ -198,6 +223,22 @@ static void fmt_type(char *buf, size_t len, const struct type *t)
 		return;
 	case T_AGG:
 		snprintf(buf, len, "%s", agg_name(t->agg));
+		return;
+	case T_STACK: {
+		const char *n = t->user ? "ustack" : "kstack";
+
+		if (t->perf && t->limit != GT_STACK_LIMIT)
+			snprintf(buf, len, "%s(perf, %d)", n, t->limit);
+		else if (t->perf)
+			snprintf(buf, len, "%s(perf)", n);
+		else if (t->limit != GT_STACK_LIMIT)
+			snprintf(buf, len, "%s(%d)", n, t->limit);
+		else
+			snprintf(buf, len, "%s", n);
+		return;
+	}
+	case T_SYM:
+		snprintf(buf, len, "%s", t->user ? "usym" : "ksym");
 		return;
 	case T_TUPLE:
 		snprintf(buf, len, "(");

@@ -19,6 +19,8 @@ enum type_kind {
 	T_BUF,		/* buf(p, n): a length byte, then up to GT_BUFLEN bytes */
 	T_TIME,		/* strftime(): format id and ns, formatted by the tracer */
 	T_USER,		/* username: the uid, named by the tracer */
+	T_STACK,	/* kstack/ustack: a stack id (ustack: | pid << 32) */
+	T_SYM,		/* ksym(addr): the address; usym(addr): address, pid */
 };
 
 struct field {
@@ -26,6 +28,10 @@ struct field {
 	struct type *type;
 	int offset;
 };
+
+/* Stack limit when none is given: the kernel's perf_event_max_stack default. */
+#define GT_STACK_LIMIT 127
+#define GT_STACK_MAX 1024	/* bpftrace's bound on ustack(N)/kstack(N) */
 
 enum agg_kind {
 	AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG, AGG_STATS,
@@ -36,6 +42,10 @@ struct type {
 	enum type_kind kind;
 	bool is_signed;		/* T_INT; T_AGG: of the aggregated values */
 	bool symbol;		/* T_STR: a mangled name, shown demangled */
+	bool ptr;		/* T_INT: an address (uaddr), a key shows 0x.. */
+	bool user;		/* T_STACK, T_SYM: user space, not the kernel */
+	bool perf;		/* T_STACK: perf's format (address, module) */
+	int limit;		/* T_STACK: frames kept */
 	enum agg_kind agg;	/* T_AGG */
 	int nelems;		/* T_TUPLE */
 	struct type **elems;
@@ -70,6 +80,8 @@ struct type *type_string(void);
 struct type *type_symbol(void);	/* a string shown demangled (kernel) */
 struct type *type_tuple(struct type **elems, int n);
 struct type *type_agg(enum agg_kind agg, bool is_signed);
+struct type *type_stack(bool user, bool perf, int limit);
+struct type *type_sym(bool user);
 
 /* Same shape (signedness of integers is not part of the identity). */
 bool type_same(const struct type *a, const struct type *b);

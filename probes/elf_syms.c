@@ -153,9 +153,14 @@ static int add_func(struct syms *s, size_t *cap, const char *name,
 	return 0;
 }
 
-/* The defined functions of one symbol table section. */
+/*
+ * The defined functions (and with SYMS_OBJECTS, data objects) of one
+ * symbol table section.  File offsets come from the phdrs of PH, the
+ * file the symbols describe (a debug file's own phdrs may not map).
+ */
 static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
-		       size_t nphdr, struct syms *s, size_t *cap)
+		       Elf *ph, size_t nphdr, unsigned flags, struct syms *s,
+		       size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	size_t n, i;
@@ -166,25 +171,72 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 	for (i = 1; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
-		uint64_t off;
+		uint64_t off = 0;
+		bool obj;
 		int t, ret;
 
 		if (!gelf_getsym(d, i, &sym))
 			continue;
 		t = GELF_ST_TYPE(sym.st_info);
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+		obj = t == STT_OBJECT && (flags & SYMS_OBJECTS);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC && !obj) ||
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (vaddr_offset(e, nphdr, sym.st_value, &off))
+		/* data in .bss has no file bytes: its offset is unused */
+		if (vaddr_offset(ph, nphdr, sym.st_value, &off) && !obj)
 			continue;
 		ret = add_func(s, cap, name, &sym, off);
 		if (ret)
 			return ret;
+		s->funcs[s->n - 1].object = obj;
 	}
 	return 0;
+}
+
+/* Every symbol table of E into S (see read_symtab). */
+static int read_symtabs(Elf *e, Elf *ph, size_t nphdr, unsigned flags,
+			struct syms *s, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	int ret = 0;
+
+	while ((scn = elf_nextscn(e, scn)) && !ret) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			ret = read_symtab(e, scn, &sh, ph, nphdr, flags, s, cap);
+	}
+	return ret;
+}
+
+/*
+ * The symbols of PATH's separate debug file, if it has one, added to S
+ * with offsets in E (PATH's ELF).  A debug file that cannot be read is
+ * no error: the symbols are then only PATH's own.
+ */
+static int read_debug_file(Elf *e, size_t nphdr, const char *path,
+			   unsigned flags, struct syms *s, size_t *cap)
+{
+	char dbg[PATH_MAX];
+	Elf *de;
+	int fd, ret;
+
+	if (syms_debug_file(e, path, dbg, sizeof(dbg)))
+		return 0;
+	fd = open(dbg, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	de = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ret = de && elf_kind(de) == ELF_K_ELF ?
+	      read_symtabs(de, e, nphdr, flags, s, cap) : 0;
+	elf_end(de);
+	close(fd);
+	return ret;
 }
 
 /* Sort, and keep one entry per (name, address): the one with a size. */
@@ -211,9 +263,9 @@ static void sort_unique(struct syms *s)
 	s->n = j + 1;
 }
 
-static int load(const char *path, struct syms *s, char *err, size_t errlen)
+static int load(const char *path, unsigned flags, struct syms *s, char *err,
+		size_t errlen)
 {
-	Elf_Scn *scn = NULL;
 	size_t nphdr, cap = 0;
 	Elf *e;
 	int fd, ret = 0;
@@ -239,14 +291,9 @@ static int load(const char *path, struct syms *s, char *err, size_t errlen)
 		ret = -ENOMEM;
 		goto out;
 	}
-	while ((scn = elf_nextscn(e, scn)) && !ret) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			ret = read_symtab(e, scn, &sh, nphdr, s, &cap);
-	}
+	ret = read_symtabs(e, e, nphdr, flags, s, &cap);
+	if (!ret && (flags & SYMS_DEBUG))
+		ret = read_debug_file(e, nphdr, path, flags, s, &cap);
 	if (ret)
 		snprintf(err, errlen, "%s: out of memory", path);
 	else
@@ -257,6 +304,18 @@ out:
 	elf_end(e);
 	close(fd);
 	return ret;
+}
+
+int syms_read(const char *path, unsigned flags, struct syms *s, char *err,
+	      size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	return load(path, flags, s, err, errlen);
+}
+
+void syms_free(struct syms *s)
+{
+	free_funcs(s);
 }
 
 /*
@@ -297,7 +356,7 @@ int syms_load(const char *path, const struct syms **out, char *err,
 		*out = &cache.s;
 		return 0;
 	}
-	ret = load(path, &s, err, errlen);
+	ret = load(path, 0, &s, err, errlen);
 	if (ret)
 		return ret;
 	syms_cache_drop();

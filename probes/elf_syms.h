@@ -21,6 +21,7 @@ struct syms_func {
 	uint64_t addr;		/* st_value */
 	uint64_t size;		/* st_size, 0 when unknown */
 	uint64_t offset;	/* file offset of addr */
+	bool object;		/* a data object (SYMS_OBJECTS), not code */
 };
 
 struct syms {
@@ -38,6 +39,29 @@ struct syms {
 int syms_load(const char *path, const struct syms **out, char *err,
 	      size_t errlen);
 void syms_cache_drop(void);
+
+/*
+ * A table of PATH's own (*S, caller frees with syms_free), not the
+ * cache's.  FLAGS: SYMS_OBJECTS adds data objects (f->object); SYMS_DEBUG
+ * adds the symbols of PATH's separate debug file (syms_debug_file), with
+ * offsets in PATH.  Negative errno and ERR on failure.
+ */
+#define SYMS_OBJECTS	1u
+#define SYMS_DEBUG	2u
+int syms_read(const char *path, unsigned flags, struct syms *s, char *err,
+	      size_t errlen);
+void syms_free(struct syms *s);
+
+/*
+ * probes/elf_debug.c: the separate debug file of E (the ELF of PATH), as
+ * gdb finds it: /usr/lib/debug/.build-id/xx/yyyy.debug by its build id,
+ * else its .gnu_debuglink name next to PATH, in PATH's .debug/, or under
+ * /usr/lib/debug/ + PATH's directory, with a matching CRC.  0 and the
+ * path in OUT, or -ENOENT.
+ */
+struct Elf;
+int syms_debug_file(struct Elf *e, const char *path, char *out,
+		    size_t outlen);
 
 /* The name to show: demangled if C++, else the symbol name. */
 static inline const char *syms_display(const struct syms_func *f)

@@ -82,7 +82,7 @@ bool provider_host_builtin(const char *name)
 	static const char *const names[] = {
 		"pid", "tid", "uid", "gid", "comm", "nsecs", "elapsed",
 		"cpu", "cpid", "probe", "username", "rand", "curtask",
-		"cgroup", "numaid", "ctx",
+		"cgroup", "numaid", "ctx", "ustack", "kstack",
 	};
 	size_t i;
 

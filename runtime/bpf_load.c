@@ -57,6 +57,7 @@ static int map_kind(enum gt_map_type t, enum bpf_map_type *out)
 	case GT_MT_ARRAY:		*out = BPF_MAP_TYPE_ARRAY; return 0;
 	case GT_MT_PERCPU_ARRAY:	*out = BPF_MAP_TYPE_PERCPU_ARRAY; return 0;
 	case GT_MT_RINGBUF:		*out = BPF_MAP_TYPE_RINGBUF; return 0;
+	case GT_MT_STACK_TRACE:	*out = BPF_MAP_TYPE_STACK_TRACE; return 0;
 	}
 	return -EINVAL;
 }
@@ -85,6 +86,10 @@ static int create_map(struct gt_map_def *m, char *err, size_t errlen)
 		load_err(err, errlen,
 			 "map %s: cannot create (key %u, value %u, entries %u): %s",
 			 m->name, ksz, vsz, m->max_entries, strerror(e));
+		if (type == BPF_MAP_TYPE_STACK_TRACE && e == EINVAL)
+			load_err(err, errlen,
+				 "map %s: cannot create: a stack limit of %u is more than kernel.perf_event_max_stack allows (sysctl kernel.perf_event_max_stack=%u)",
+				 m->name, vsz / 8, vsz / 8);
 		return -e;
 	}
 	m->fd = fd;

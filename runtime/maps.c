@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,18 @@
 #include "runtime/knames.h"
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
+#include "runtime/stacks.h"
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d) {
+		fputs("gputrace: out of memory\n", stderr);
+		abort();
+	}
+	return d;
+}
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -46,7 +59,9 @@ static char *user_name(uint64_t uid)
 	return strdup(num);
 }
 
-void maps_decode(const struct type *t, const void *p, struct out_val *v)
+/* KEY: as a map key, where stacks are indented less and addresses hex */
+static void decode(const struct type *t, const void *p, struct out_val *v,
+		   bool key)
 {
 	uint64_t h, w[2];
 	int known = 0;
@@ -79,6 +94,21 @@ void maps_decode(const struct type *t, const void *p, struct out_val *v)
 	case T_INT:
 		v->type = t->is_signed ? OV_INT : OV_UINT;
 		memcpy(&v->i, p, 8);
+		if (key && t->ptr) {
+			char buf[24];
+
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t)v->i);
+			v->type = OV_STR;
+			v->s = xstrdup(buf);
+		}
+		break;
+	case T_STACK:
+		v->type = OV_STR;
+		v->s = stacks_format(t, p, key);
+		break;
+	case T_SYM:
+		v->type = OV_STR;
+		v->s = stacks_sym(t, p);
 		break;
 	case T_STR:
 		v->type = OV_STR;
@@ -109,12 +139,17 @@ void maps_decode(const struct type *t, const void *p, struct out_val *v)
 		v->nelems = t->nelems;
 		v->elems = xcalloc(t->nelems, sizeof(*v->elems));
 		for (int i = 0; i < t->nelems; i++)
-			maps_decode(t->elems[i], (const char *)p + t->offsets[i],
-				    &v->elems[i]);
+			decode(t->elems[i], (const char *)p + t->offsets[i],
+			       &v->elems[i], key);
 		break;
 	default:
 		v->type = OV_NONE;
 	}
+}
+
+void maps_decode(const struct type *t, const void *p, struct out_val *v)
+{
+	decode(t, p, v, false);
 }
 
 void maps_val_free(struct out_val *v)
@@ -135,9 +170,9 @@ static void decode_key(const struct map_sym *m, const void *k, struct out_val *v
 		return;
 	}
 	if (m->key->nelems == 1)
-		maps_decode(m->key->elems[0], k, v);
+		decode(m->key->elems[0], k, v, true);
 	else
-		maps_decode(m->key, k, v);
+		decode(m->key, k, v, true);
 }
 
 static enum out_agg out_agg_of(const struct type *t)
@@ -225,6 +260,7 @@ int maps_read(const struct gt_object *obj, int idx, struct out_map *om)
 	om->name = m->name;
 	om->agg = out_agg_of(m->val);
 	om->keyless = !m->key;
+	om->glued = m->val->kind == T_STACK || m->val->kind == T_SYM;
 	om->lmin = m->lmin;
 	om->lmax = m->lmax;
 	om->lstep = m->lstep;

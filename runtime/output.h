@@ -58,6 +58,8 @@ struct out_map {
 	enum out_agg agg;
 	int64_t lmin, lmax, lstep;	/* OA_LHIST */
 	bool keyless;		/* @x, not @x[k] (known even when empty) */
+	bool glued;		/* values are stacks or symbols: bpftrace 0.17
+				 * ends no entry with a line break then */
 	struct out_entry *entries;
 	size_t n;
 };

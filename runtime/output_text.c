@@ -187,7 +187,7 @@ void out_text_map(struct out *o, const struct out_order *ord, uint32_t div)
 	for (size_t i = ord->first; i < ord->n; i++) {
 		const struct out_entry *e = out_at(ord, i);
 
-		if (i > ord->first)
+		if (i > ord->first && !m->glued)
 			fputc('\n', f);
 		fputs(m->name, f);
 		out_text_key(f, &e->key);

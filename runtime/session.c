@@ -17,6 +17,7 @@
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
 #include "runtime/session.h"
+#include "runtime/stacks.h"
 
 static volatile sig_atomic_t interrupted, dump_maps;
 
@@ -61,7 +62,8 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 
 		args[i].s = NULL;
 		args[i].i = 0;
-		if (t->elems[i]->kind == T_TIME || t->elems[i]->kind == T_USER) {
+		if (t->elems[i]->kind == T_TIME || t->elems[i]->kind == T_USER ||
+		    t->elems[i]->kind == T_STACK || t->elems[i]->kind == T_SYM) {
 			/* formatted in user space, like map values */
 			args[i].type = FMT_STR;
 			maps_decode(t->elems[i], a, &sym[nsym]);
@@ -415,6 +417,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		return 1;
 	}
 	maps_set_tfmts(u->tfmts, u->ntfmts);
+	stacks_set_object(obj);
 	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, session_on_event, &s, NULL);
 	if (!rb) {
 		fprintf(stderr, "gputrace: cannot open the event ring buffer: %s\n",
@@ -506,6 +509,7 @@ detach:
 	}
 out:
 	ring_buffer__free(rb);
+	stacks_reset();
 	gt_object_unload(obj);
 	return ret;
 }

@@ -34,7 +34,7 @@ static int probed(const char *spec)
 		*plus = 0;
 		off = strtoul(plus + 1, NULL, 0);
 	}
-	p = dlsym(RTLD_DEFAULT, name);
+	p = (unsigned char *)dlsym(RTLD_DEFAULT, name);
 	if (!p)
 		return -1;
 	return *(volatile unsigned char *)(p + off) == 0xcc;

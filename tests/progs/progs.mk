@@ -47,3 +47,33 @@ EXTRA_ALL += $(PROGS_DIR)/usdt_target
 $(PROGS_DIR)/usdt_target: tests/progs/usdt_target.c tests/progs/usdt_sem.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Wall -o $@ tests/progs/usdt_target.c tests/progs/usdt_sem.c
+
+# Stack tests (tests/accept/stack_*.sh): a C workload with threads, its
+# stripped copy whose symbols are in a separate debug file found through
+# .gnu_debuglink, and a C++ workload.
+EXTRA_ALL += $(PROGS_DIR)/stack_target $(PROGS_DIR)/stack_stripped \
+	$(PROGS_DIR)/stack_cxx $(PROGS_DIR)/cuda_stack
+
+$(PROGS_DIR)/stack_target: tests/progs/stack_target.c tests/progs/probe_wait.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< -ldl -lpthread
+
+# objcopy looks for the debug file by the name given, from the cwd
+$(PROGS_DIR)/stack_stripped: $(PROGS_DIR)/stack_target
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all $< $@.tmp
+	cd $(PROGS_DIR) && objcopy --add-gnu-debuglink=stack_stripped.debug \
+		stack_stripped.tmp && mv stack_stripped.tmp stack_stripped
+
+$(PROGS_DIR)/stack_cxx: tests/progs/stack_cxx.cpp tests/progs/probe_wait.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROGS_CFLAGS) -fno-exceptions -fno-rtti -rdynamic -c \
+		-o $(PROGS_DIR)/stack_cxx.o $<
+	$(CC) -rdynamic -o $@ $(PROGS_DIR)/stack_cxx.o -ldl
+
+# cuda: probes' stacks (tests/accept/cuda_stacks.sh): C++ on the fake driver
+$(PROGS_DIR)/cuda_stack: tests/progs/cuda_stack.cpp tests/progs/probe_wait.h $(PROGS_DIR)/fakecuda/libcuda.so.1
+	$(CXX) $(PROGS_CFLAGS) -fno-exceptions -fno-rtti -rdynamic -c \
+		-o $(PROGS_DIR)/cuda_stack.o $<
+	$(CC) -rdynamic -o $@ $(PROGS_DIR)/cuda_stack.o \
+		$(PROGS_DIR)/fakecuda/libcuda.so.1 -ldl
