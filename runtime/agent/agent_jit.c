@@ -7,6 +7,7 @@
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -64,18 +65,33 @@ static void *read_cubin(const char *path, size_t *len)
 		free(p);
 		p = NULL;
 	}
+	/* an ELF cut short is no cubin to load: its headers must fit */
+	if (p && st.st_size >= SELFMAG && !memcmp(p, ELFMAG, SELFMAG)) {
+		size_t n = agent_elf_size(p, (size_t)st.st_size);
+
+		if (!n || n > (size_t)st.st_size) {
+			free(p);
+			p = NULL;
+		}
+	}
 	*len = p ? (size_t)st.st_size : 0;
 	close(fd);
 	return p;
 }
 
-/* Write atomically (temporary file, rename): concurrent runs are fine. */
+/*
+ * Write atomically (a temporary file of this thread's own, then rename):
+ * concurrent runs, and threads of one run JITting the same kernel, each
+ * rename a whole file and readers never see part of one.
+ */
 static void write_cubin(const char *path, const void *p, size_t len)
 {
+	static unsigned seq;
 	char tmp[4200];
 	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.%d.%u.tmp", path, (int)getpid(),
+		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
