@@ -10,9 +10,10 @@ PKGS     := libbpf libelf zlib libedit
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	    -MMD -MP -I. -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libbpf, libelf, zlib, zstd, lz4 and libedit are linked statically so the
-# binary runs on the device machine, which has no package registry.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -llz4 -ledit -ltinfo -lbsd -lmd -liberty \
+# libdw, libbpf, libelf, zlib, bzip2, xz, zstd, lz4 and libedit are linked
+# statically so the binary runs on the device machine, which has no
+# package registry.
+STATIC_LIBS := -Wl,-Bstatic -ldw -lbpf -lelf -lz -lbz2 -llzma -lzstd -llz4 -ledit -ltinfo -lbsd -lmd -liberty \
 	       -Wl,-Bdynamic
 LDLIBS   += $(STATIC_LIBS) -ldl -lpthread -lm
 

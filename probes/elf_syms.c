@@ -356,7 +356,9 @@ int syms_load(const char *path, const struct syms **out, char *err,
 		*out = &cache.s;
 		return 0;
 	}
-	ret = load(path, 0, &s, err, errlen);
+	/* the separate debug file's symbols too, as bcc (bpftrace) reads
+	 * them for uprobes and -l */
+	ret = load(path, SYMS_DEBUG, &s, err, errlen);
 	if (ret)
 		return ret;
 	syms_cache_drop();
@@ -388,6 +390,17 @@ static bool lib_matches(const char *base, const char *name)
 	       (base[0] == '-' && base[1] >= '0' && base[1] <= '9');
 }
 
+bool syms_other_file(int pid, const char *file)
+{
+	char theirs[PATH_MAX + 32];
+	struct stat a, b;
+
+	snprintf(theirs, sizeof(theirs), "/proc/%d/root%s", pid, file);
+	if (stat(theirs, &b))
+		return false;	/* not there either: ours gives the error */
+	return stat(file, &a) || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
 /* The first file in /proc/PID/maps that is library NAME. */
 int syms_find_mapped(const char *name, int pid, char *out, size_t outlen)
 {
@@ -411,7 +424,7 @@ int syms_find_mapped(const char *name, int pid, char *out, size_t outlen)
 		if (!lib_matches(base, name))
 			continue;
 		/* the target may live in another mount namespace */
-		if (access(file, R_OK))
+		if (syms_other_file(pid, file))
 			snprintf(out, outlen, "/proc/%d/root%s", pid, file);
 		else
 			snprintf(out, outlen, "%s", file);
@@ -514,18 +527,23 @@ static int find_in_path(const char *name, char *out, size_t outlen)
 	return -ENOENT;
 }
 
-int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
-		 char *err, size_t errlen)
+int syms_resolve_shown(const char *bin, int pid, char *out, size_t outlen,
+		       char *shown, size_t shownlen, char *err, size_t errlen)
 {
-	char found[PATH_MAX], real[PATH_MAX];
+	char found[PATH_MAX + 32], real[PATH_MAX + 32];
 	int ret;
 
-	if (strchr(bin, '/'))
-		ret = snprintf(found, sizeof(found), "%s", bin) < 0;
-	else if (!syms_find_lib(bin, pid, found, sizeof(found)))
+	if (strchr(bin, '/')) {
 		ret = 0;
-	else
+		if (pid > 0 && bin[0] == '/' && syms_other_file(pid, bin))
+			snprintf(found, sizeof(found), "/proc/%d/root%s", pid, bin);
+		else
+			snprintf(found, sizeof(found), "%s", bin);
+	} else if (!syms_find_lib(bin, pid, found, sizeof(found))) {
+		ret = 0;
+	} else {
 		ret = find_in_path(bin, found, sizeof(found));
+	}
 	if (ret) {
 		if (!strncmp(bin, "lib", 3))
 			snprintf(err, errlen, "cannot find library '%s'", bin);
@@ -535,7 +553,21 @@ int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
 				 bin);
 		return -ENOENT;
 	}
-	if (!realpath(found, real)) {
+	/* a library or program is shown as found, a path as written, one
+	 * in the target's mount namespace through /proc/PID/root (bpftrace) */
+	if (shown)
+		snprintf(shown, shownlen, "%s",
+			 strchr(bin, '/') && strncmp(found, "/proc/", 6) ? bin : found);
+	/* /proc/PID/root is a link to "/" in another namespace: realpath
+	 * would leave it */
+	if (!strncmp(found, "/proc/", 6)) {
+		if (access(found, R_OK)) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", found, strerror(-ret));
+			return ret;
+		}
+		snprintf(real, sizeof(real), "%s", found);
+	} else if (!realpath(found, real)) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", found, strerror(-ret));
 		return ret;
@@ -548,64 +580,8 @@ int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
 	return 0;
 }
 
-/* ---------------------------------------------------------- listing -- */
-
-static int cmp_str(const void *a, const void *b)
+int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
+		 char *err, size_t errlen)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-int syms_list(const char *prov, const char *path, const char *shown,
-	      const char *pattern, FILE *out)
-{
-	const struct syms *s;
-	const char **names;
-	char err[512];
-	size_t i, n = 0;
-	int ret, printed = 0;
-
-	ret = syms_load(path, &s, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "gputrace: %s\n", err);
-		return ret;
-	}
-	names = malloc((s->n + 1) * sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (i = 0; i < s->n; i++)
-		if (!pattern || syms_match(&s->funcs[i], pattern))
-			names[n++] = syms_display(&s->funcs[i]);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (i = 0; i < n; i++) {
-		if (i && !strcmp(names[i], names[i - 1]))
-			continue;
-		fprintf(out, "%s:%s:%s\n", prov, shown, names[i]);
-		printed++;
-	}
-	free(names);
-	return printed;
-}
-
-int syms_list_text(const char *text, int pid, FILE *out)
-{
-	const char *prov = "uprobe", *rest = text, *glob = NULL;
-	char bin[PATH_MAX], path[PATH_MAX], err[512];
-	size_t n;
-	int ret;
-
-	if (!strncmp(text, "uprobe:", 7) || !strncmp(text, "uretprobe:", 10)) {
-		prov = text[1] == 'r' ? "uretprobe" : "uprobe";
-		rest = strchr(text, ':') + 1;
-	}
-	n = strcspn(rest, ":");
-	if (rest[n] == ':' && rest[n + 1])
-		glob = rest + n + 1;
-	snprintf(bin, sizeof(bin), "%.*s", (int)n, rest);
-	ret = syms_resolve(bin, pid, path, sizeof(path), err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "gputrace: %s\n", err);
-		return ret;
-	}
-	return syms_list(prov, path, syms_shown_path(bin, path), glob, out);
+	return syms_resolve_shown(bin, pid, out, outlen, NULL, 0, err, errlen);
 }

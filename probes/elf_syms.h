@@ -99,31 +99,30 @@ int syms_find_mapped(const char *name, int pid, char *out, size_t outlen);
  */
 int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
 		 char *err, size_t errlen);
+/*
+ * The same, and in SHOWN how probe names show BIN, as bpftrace 0.17: a
+ * path as the user wrote it (./prog), a library or program as found
+ * (the loader's cache entry, the target's maps, $PATH), and a file of a
+ * target in another mount namespace as /proc/PID/root/PATH, which is
+ * also what is opened (no realpath through that link).
+ */
+int syms_resolve_shown(const char *bin, int pid, char *out, size_t outlen,
+		       char *shown, size_t shownlen, char *err, size_t errlen);
+/* Is FILE, as process PID sees it, another file than ours? */
+bool syms_other_file(int pid, const char *file);
 
 /*
- * -l: print "PROV:SHOWN:NAME" for each function of PATH whose name
- * matches glob PATTERN (NULL: all), demangled, sorted and unique.
- * Returns the number printed or negative errno (message on stderr).
+ * -l TEXT: "TYPE:BIN[:GLOB]" (TYPE uprobe, uretprobe, or a glob: then
+ * uprobes) or a bare BIN.  BIN is resolved as a probe's (PID's maps
+ * when PID != 0); a glob in BIN lists every file it names (no '/': the
+ * programs in $PATH); "*" or nothing with a target (PID, or CMD's
+ * program) is the target's program.  With VERBOSE each function's
+ * arguments (DWARF) follow it.  Prints the sorted, unique set of
+ * "TYPE:BIN:FUNC"; returns the number printed or negative errno
+ * (message on stderr).  probes/syms_list.c.
  */
-int syms_list(const char *prov, const char *path, const char *shown,
-	      const char *pattern, FILE *out);
-
-/*
- * How probes name binary BIN resolved to PATH: a path keeps the form the
- * user wrote (./prog), as in bpftrace; a library or program name is
- * shown resolved.
- */
-static inline const char *syms_shown_path(const char *bin, const char *path)
-{
-	return strchr(bin, '/') ? bin : path;
-}
-
-/*
- * -l TEXT: TEXT is "uprobe:BIN[:GLOB]", "uretprobe:BIN[:GLOB]" or a bare
- * BIN (all its functions, as uprobes); BIN is resolved as a probe's,
- * with PID's maps when PID != 0.  syms_list()'s result.
- */
-int syms_list_text(const char *text, int pid, FILE *out);
+int syms_list_text(const char *text, int pid, const char *cmd, bool verbose,
+		   FILE *out);
 
 /*
  * probes/uprobe.c: attach PROG_FD at P->path + P->offset (a uretprobe

@@ -106,6 +106,25 @@ static int unquote(struct probe *p, char *name)
 }
 
 /*
+ * The probe is named with BIN as bpftrace shows it: a library or a
+ * program by the path found, a file of a target in another mount
+ * namespace through /proc/PID/root.
+ */
+static int show_path(struct probe *p, const char *shown)
+{
+	const char *fn = func_text(p);
+	size_t plen = strlen(p->prov->name);
+	char *full;
+
+	if (!strcmp(shown, p->args[0]))
+		return 0;
+	full = ast_alloc(plen + strlen(shown) + strlen(fn) + 3);
+	sprintf(full, "%s:%s:%s", p->prov->name, shown, fn);
+	p->name = full;
+	return 0;
+}
+
+/*
  * uprobe:BIN:ADDR (decimal or 0x hex): the function holding that
  * address gives func; the probe is named with the address in decimal,
  * as bpftrace names it.
@@ -140,7 +159,7 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	const char *prov = p->prov->name;
 	const struct syms_func *f;
 	const struct syms *s;
-	char path[PATH_MAX], *name = NULL;
+	char path[PATH_MAX], shown[PATH_MAX], *name = NULL;
 	bool has_off, ambiguous;
 	uint64_t off, addr;
 	int ret;
@@ -164,10 +183,12 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 			   "uretprobe cannot take an offset");
 		goto out;
 	}
-	ret = syms_resolve(p->args[0], p->target_pid, path, sizeof(path),
-			   err, errlen);
+	ret = syms_resolve_shown(p->args[0], p->target_pid, path, sizeof(path),
+				 shown, sizeof(shown), err, errlen);
 	if (!ret)
 		ret = syms_load(path, &s, err, errlen);
+	if (!ret)
+		ret = show_path(p, shown);
 	if (ret) {
 		*arg = 0;
 		ret = -EINVAL;
@@ -210,7 +231,7 @@ static int up_expand(const struct probe *p, char ***out, char *err,
 {
 	const char *fn = func_text(p), *prov = p->prov->name;
 	const struct syms *s;
-	char path[PATH_MAX], **names = NULL;
+	char path[PATH_MAX], shown[PATH_MAX], **names = NULL;
 	size_t i, n = 0;
 	int ret;
 
@@ -225,8 +246,8 @@ static int up_expand(const struct probe *p, char ***out, char *err,
 		snprintf(err, errlen, "an offset cannot be used with a wildcard");
 		return -EINVAL;
 	}
-	ret = syms_resolve(p->args[0], p->target_pid, path, sizeof(path),
-			   err, errlen);
+	ret = syms_resolve_shown(p->args[0], p->target_pid, path, sizeof(path),
+				 shown, sizeof(shown), err, errlen);
 	if (!ret)
 		ret = syms_load(path, &s, err, errlen);
 	if (ret)
@@ -239,11 +260,11 @@ static int up_expand(const struct probe *p, char ***out, char *err,
 	for (i = 0; i < s->n; i++) {
 		const struct syms_func *f = &s->funcs[i];
 
-		if (!syms_match(f, fn) ||
+		/* "*.part.N" clones cannot be traced: bpftrace skips them */
+		if (!syms_match(f, fn) || strstr(f->name, ".part.") ||
 		    (i && !strcmp(f->name, s->funcs[i - 1].name)))
 			continue;
-		if (asprintf(&names[n], "%s:%s:%s", prov,
-			     syms_shown_path(p->args[0], path), f->name) < 0)
+		if (asprintf(&names[n], "%s:%s:%s", prov, shown, f->name) < 0)
 			goto nomem;
 		n++;
 	}

@@ -131,7 +131,7 @@ static int us_expand(const struct probe *p, char ***out, char *err,
 		     size_t errlen)
 {
 	const char *prov = p->nargs == 3 ? p->args[1] : NULL;
-	char path[PATH_MAX], **names;
+	char path[PATH_MAX], shown[PATH_MAX], **names;
 	struct usdt_sites s;
 	size_t k = 0;
 
@@ -142,8 +142,9 @@ static int us_expand(const struct probe *p, char ***out, char *err,
 			 p->name);
 		return -EINVAL;
 	}
-	if (syms_resolve(p->args[0], p->target_pid, path, sizeof(path), err,
-			 errlen) || usdt_read(path, &s, err, errlen))
+	if (syms_resolve_shown(p->args[0], p->target_pid, path, sizeof(path),
+			       shown, sizeof(shown), err, errlen) ||
+	    usdt_read(path, &s, err, errlen))
 		return -EINVAL;
 	names = calloc(s.n + 1, sizeof(*names));
 	if (!names) {
@@ -163,8 +164,7 @@ static int us_expand(const struct probe *p, char ***out, char *err,
 			      !strcmp(s.v[j].name, v->name);
 		if (dup)
 			continue;
-		if (asprintf(&names[k], "usdt:%s:%s:%s",
-			     syms_shown_path(p->args[0], path), v->provider,
+		if (asprintf(&names[k], "usdt:%s:%s:%s", shown, v->provider,
 			     v->name) < 0)
 			break;
 		k++;

@@ -78,44 +78,43 @@ static void list_kernels(int pid, const char *cmd, const char *pattern,
 	fatbin_kernels_free(&k);
 }
 
-int list_probes(const char *pattern, int pid, const char *cmd, FILE *out)
+/*
+ * Does PATTERN list uprobe functions: "uprobe:..."/"uretprobe:...", a
+ * bare path, or a TYPE glob over a path or library ("*:./prog:*")?
+ */
+static bool uprobe_pattern(const char *pattern)
+{
+	const char *c = strchr(pattern, ':'), *w = strpbrk(pattern, "*?[");
+
+	if (!strncmp(pattern, "uprobe:", 7) || !strncmp(pattern, "uretprobe:", 10))
+		return true;
+	if (!c)
+		return strchr(pattern, '/');
+	return w && w < c &&
+	       (strchr(c, '/') || !strncmp(c + 1, "lib", 3));
+}
+
+int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
+		FILE *out)
 {
 	int ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
 
 	if (ret >= 0)
 		return ret;
-	if (pattern && (strchr(pattern, '/') || !strncmp(pattern, "uprobe:", 7) ||
-			!strncmp(pattern, "uretprobe:", 10))) {
+	if (pattern && uprobe_pattern(pattern)) {
 		char path[4096], err[256];
-		const char *bin = pattern;
-		char *tmp = NULL;
 
-		if (!strncmp(pattern, "uprobe:", 7) || !strncmp(pattern, "uretprobe:", 10)) {
-			tmp = strdup(strchr(pattern, ':') + 1);
-			char *c = tmp ? strchr(tmp, ':') : NULL;
-
-			if (c)
-				*c = 0;
-			bin = NULL;	/* symbols only */
-		}
-		if (syms_list_text(pattern, pid, out) < 0) {
-			free(tmp);
+		if (syms_list_text(pattern, pid, cmd, verbose, out) < 0)
 			return 1;
-		}
-		/* a binary's path: its kernels too */
-		if (bin && !syms_resolve(bin, pid, path, sizeof(path), err, sizeof(err)))
+		/* a bare binary's path: its kernels too */
+		if (!strchr(pattern, ':') &&
+		    !syms_resolve(pattern, pid, path, sizeof(path), err, sizeof(err)))
 			list_kernels(0, path, NULL, out);
-		free(tmp);
 		return 0;
 	}
-	if (pid && !pattern) {
-		char exe[64];
-
-		/* the process's own functions, as before */
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-		if (syms_list_text(exe, pid, out) < 0)
-			return 1;
-	}
+	/* the process's own functions, as bpftrace 0.17 lists them */
+	if (pid && !pattern && syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
+		return 1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		/* a target lists its kernels instead of the generic forms */
 		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4))

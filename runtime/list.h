@@ -3,6 +3,7 @@
 #ifndef GT_LIST_H
 #define GT_LIST_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /*
@@ -11,9 +12,11 @@
  * target (PID not 0: every file it maps; CMD: a command's program or a
  * binary, and the libraries it needs): the probe forms and the gpu:
  * probes of its kernels (gpu:kernel:NAME, gpu:warp:NAME), those that
- * PATTERN matches.  Returns 0 or 1 (error shown).
+ * PATTERN matches.  VERBOSE (-lv): uprobes with their arguments.
+ * Returns 0 or 1 (error shown).
  */
-int list_probes(const char *pattern, int pid, const char *cmd, FILE *out);
+int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
+		FILE *out);
 
 /*
  * PATTERN names a kernel provider (kprobe, tracepoint, rawtracepoint,

@@ -59,20 +59,21 @@ static int cmp_str(const void *a, const void *b)
 /* usdt:BIN[:...]: the probes of BIN, each provider:name once, sorted. */
 static int list_usdt(struct lister *l, const char *rest, int pid)
 {
-	char bin[PATH_MAX], path[PATH_MAX], err[512], **v;
+	char bin[PATH_MAX], path[PATH_MAX], shown[PATH_MAX], err[512], **v;
 	struct usdt_sites s;
 	size_t n = 0;
 
 	snprintf(bin, sizeof(bin), "%s", rest);
 	bin[strcspn(bin, ":")] = 0;
-	if (syms_resolve(bin, pid, path, sizeof(path), err, sizeof(err)) ||
+	if (syms_resolve_shown(bin, pid, path, sizeof(path), shown, sizeof(shown),
+			       err, sizeof(err)) ||
 	    usdt_read(path, &s, err, sizeof(err))) {
 		fprintf(stderr, "gputrace: %s\n", err);
 		return 1;
 	}
 	v = calloc(s.n + 1, sizeof(*v));
 	for (size_t i = 0; v && i < s.n; i++)
-		if (asprintf(&v[n], "usdt:%s:%s:%s", syms_shown_path(bin, path),
+		if (asprintf(&v[n], "usdt:%s:%s:%s", shown,
 			     s.v[i].provider, s.v[i].name) >= 0)
 			n++;
 	if (n)

@@ -312,7 +312,7 @@ int main(int argc, char **argv)
 		/* -l PATTERN BINARY: the binary is the target, like -c */
 		if (!cmd && !sopts.pid && optind + 1 < argc)
 			cmd = argv[optind + 1];
-		return list_probes(pat, sopts.pid, cmd, stdout);
+		return list_probes(pat, sopts.pid, cmd, sopts.verbose, stdout);
 	}
 	if (prog_text) {
 		src.name = "stdin";

@@ -235,7 +235,7 @@ void pr_command(struct prompt *p, const char *line)
 	} else if (!strcmp(cmd, "clear")) {
 		clear_cmd(p, args);
 	} else if (!strcmp(cmd, "list")) {
-		list_probes(word(&args), p->pid, NULL, stdout);
+		list_probes(word(&args), p->pid, NULL, false, stdout);
 	} else if (!strcmp(cmd, "load")) {
 		load_cmd(p, args);
 	} else if (!strcmp(cmd, "help")) {

@@ -109,7 +109,7 @@ void pr_words_free(struct prompt *p)
 /* The target's probes, as `list` prints them: one word a line. */
 void pr_words_load(struct prompt *p)
 {
-	char *buf = NULL, *line, *save = NULL, exe[64], path[4096], pre[80];
+	char *buf = NULL, *line, *save = NULL, exe[64], path[4096], pre[4200];
 	size_t len = 0, plen;
 	ssize_t n;
 	FILE *f = open_memstream(&buf, &len);
@@ -118,12 +118,14 @@ void pr_words_load(struct prompt *p)
 	pr_words_free(p);
 	if (!f)
 		return;
-	/* -l names the program /proc/PID/exe: complete its real path */
+	/* -l names the program /proc/PID/root/PATH, as bpftrace does:
+	 * complete PATH */
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", p->pid);
 	n = readlink(exe, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = 0;
-	plen = snprintf(pre, sizeof(pre), "uprobe:%s:", exe);
-	list_probes(NULL, p->pid, NULL, f);
+	plen = snprintf(pre, sizeof(pre), "uprobe:/proc/%d/root%s:", p->pid,
+			path);
+	list_probes(NULL, p->pid, NULL, false, f);
 	fclose(f);
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {

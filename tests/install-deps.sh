@@ -12,7 +12,7 @@ set -e
 # and groff-base for the man page checks of tests/accept/install.sh,
 # clang 14 and its libFuzzer runtime for tests/fuzz/.
 PKGS="build-essential gcc make pkg-config flex bison
-libbpf-dev libelf-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
+libbpf-dev libelf-dev libdw-dev libbz2-dev liblzma-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
 libiberty-dev libncurses-dev libbsd-dev libmd-dev
 bpftrace time coreutils diffutils man-db groff-base systemtap-sdt-dev
 clang-14 libclang-rt-14-dev"

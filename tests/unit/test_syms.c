@@ -364,7 +364,7 @@ static void test_expand_list(void)
 	f = open_memstream(&mem, &memlen);
 	snprintf(text, sizeof(text), "uretprobe:%s/libgtdemo.so:gtdemo::twice*",
 		 progs);
-	n = syms_list_text(text, 0, f);
+	n = syms_list_text(text, 0, NULL, false, f);
 	fclose(f);
 	snprintf(want, sizeof(want),
 		 "uretprobe:%s/libgtdemo.so:gtdemo::twice(double)\n"
@@ -374,7 +374,7 @@ static void test_expand_list(void)
 
 	mem = NULL;
 	f = open_memstream(&mem, &memlen);
-	n = syms_list_text(bin, 0, f);
+	n = syms_list_text(bin, 0, NULL, false, f);
 	fclose(f);
 	snprintf(want, sizeof(want), "uprobe:%s:add10\n", bin);
 	CHECK(n > 5 && mem && strstr(mem, want), "list/bare-path");
