@@ -16,6 +16,10 @@ XCFLAGS  := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 STATIC_LIBS := -Wl,-Bstatic -ldw -lbpf -lelf -lz -lbz2 -llzma -lzstd -llz4 -ledit -ltinfo -lbsd -lmd -liberty \
 	       -Wl,-Bdynamic
 LDLIBS   += $(STATIC_LIBS) -ldl -lpthread -lm
+# uprobe offsets are checked with Zydis, dlopen'd (probes/insn_check.c)
+ifneq ($(wildcard /usr/include/Zydis/Zydis.h),)
+XCFLAGS  += -DGT_HAVE_ZYDIS
+endif
 
 LEX_SRC  := lang/lexer.l
 YACC_SRC := lang/parser.y

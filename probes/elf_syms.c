@@ -390,15 +390,15 @@ static bool lib_matches(const char *base, const char *name)
 	       (base[0] == '-' && base[1] >= '0' && base[1] <= '9');
 }
 
-bool syms_other_file(int pid, const char *file)
+bool syms_other_mntns(int pid)
 {
-	char theirs[PATH_MAX + 32];
+	char theirs[64];
 	struct stat a, b;
 
-	snprintf(theirs, sizeof(theirs), "/proc/%d/root%s", pid, file);
-	if (stat(theirs, &b))
-		return false;	/* not there either: ours gives the error */
-	return stat(file, &a) || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+	snprintf(theirs, sizeof(theirs), "/proc/%d/ns/mnt", pid);
+	if (pid <= 0 || stat("/proc/self/ns/mnt", &a) || stat(theirs, &b))
+		return false;
+	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
 /* The first file in /proc/PID/maps that is library NAME. */
@@ -424,7 +424,7 @@ int syms_find_mapped(const char *name, int pid, char *out, size_t outlen)
 		if (!lib_matches(base, name))
 			continue;
 		/* the target may live in another mount namespace */
-		if (syms_other_file(pid, file))
+		if (syms_other_mntns(pid))
 			snprintf(out, outlen, "/proc/%d/root%s", pid, file);
 		else
 			snprintf(out, outlen, "%s", file);
@@ -535,8 +535,9 @@ int syms_resolve_shown(const char *bin, int pid, char *out, size_t outlen,
 
 	if (strchr(bin, '/')) {
 		ret = 0;
-		if (pid > 0 && bin[0] == '/' && syms_other_file(pid, bin))
-			snprintf(found, sizeof(found), "/proc/%d/root%s", pid, bin);
+		if (syms_other_mntns(pid))
+			snprintf(found, sizeof(found), "/proc/%d/root%s%s", pid,
+				 bin[0] == '/' ? "" : "/", bin);
 		else
 			snprintf(found, sizeof(found), "%s", bin);
 	} else if (!syms_find_lib(bin, pid, found, sizeof(found))) {

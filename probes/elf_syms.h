@@ -102,14 +102,14 @@ int syms_resolve(const char *bin, int pid, char *out, size_t outlen,
 /*
  * The same, and in SHOWN how probe names show BIN, as bpftrace 0.17: a
  * path as the user wrote it (./prog), a library or program as found
- * (the loader's cache entry, the target's maps, $PATH), and a file of a
- * target in another mount namespace as /proc/PID/root/PATH, which is
- * also what is opened (no realpath through that link).
+ * (the loader's cache entry, the target's maps, $PATH), and every path
+ * of a target in another mount namespace as /proc/PID/root/PATH, which
+ * is also what is opened (no realpath through that link).
  */
 int syms_resolve_shown(const char *bin, int pid, char *out, size_t outlen,
 		       char *shown, size_t shownlen, char *err, size_t errlen);
-/* Is FILE, as process PID sees it, another file than ours? */
-bool syms_other_file(int pid, const char *file);
+/* Does process PID live in another mount namespace (a container)? */
+bool syms_other_mntns(int pid);
 
 /*
  * -l TEXT: "TYPE:BIN[:GLOB]" (TYPE uprobe, uretprobe, or a glob: then

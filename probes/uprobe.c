@@ -29,6 +29,7 @@
 
 #include "lang/ast.h"
 #include "probes/elf_syms.h"
+#include "probes/insn_check.h"
 #include "probes/provider.h"
 
 #define UPROBE_PMU	"/sys/bus/event_source/devices/uprobe"
@@ -154,6 +155,29 @@ static int by_address(struct probe *p, const struct syms *s, uint64_t addr,
 	return 0;
 }
 
+/*
+ * FUNC+OFF inside an instruction is refused, as bpftrace refuses it.
+ * When Zydis is missing the probe goes ahead after a warning: the
+ * offset is then the user's word.
+ */
+static int check_boundary(struct probe *p, const struct syms_func *f,
+			  const char *path, uint64_t off, char *err,
+			  size_t errlen, int *arg)
+{
+	char why[256];
+	int r = insn_boundary(path, f->offset, f->size, off, why, sizeof(why));
+
+	if (r == 1)
+		return 0;
+	if (r == 0)
+		return fail(err, errlen, arg, 1,
+			    "could not add uprobe into middle of instruction: %s:%s+%llu",
+			    p->args[0], syms_display(f), (unsigned long long)off);
+	fprintf(stderr, "gputrace: warning: %s: cannot check that +%llu is an instruction boundary: %s\n",
+		p->name, (unsigned long long)off, why);
+	return 0;
+}
+
 static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 {
 	const char *prov = p->prov->name;
@@ -212,10 +236,14 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	}
 	if (has_off && f->size && off >= f->size) {
 		ret = fail(err, errlen, arg, 1,
-			   "offset %llu is outside function '%s' (size %llu)",
-			   (unsigned long long)off, syms_display(f),
-			   (unsigned long long)f->size);
+			   "offset outside the function bounds ('%s' size is %llu)",
+			   syms_display(f), (unsigned long long)f->size);
 		goto out;
+	}
+	if (has_off) {
+		ret = check_boundary(p, f, path, off, err, errlen, arg);
+		if (ret)
+			goto out;
 	}
 	/* the probe lives in the AST arena, and so do its strings */
 	p->path = ast_strndup(path, strlen(path));
