@@ -1444,8 +1444,11 @@ static void check_stmt(struct ctx *c, struct node *n)
 	case N_UNROLL:
 		if (n->a->kind == N_POSARG && !posarg_count(c, n))
 			break;
+		/* bpftrace 0.17's words */
 		if (n->ival < 1 || n->ival > 100) {
-			err(c, n->a->loc, "unroll count must be between 1 and 100");
+			err(c, n->a->loc, "unroll %s value is %d",
+			    n->ival < 1 ? "minimum" : "maximum",
+			    n->ival < 1 ? 1 : 100);
 			break;
 		}
 		check_block(c, n->b);

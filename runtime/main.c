@@ -121,6 +121,36 @@ static int parse_dump(const char *s, unsigned *dump)
 	return -EINVAL;
 }
 
+/*
+ * -p PID, with bpftrace 0.17's words for what is wrong with it; the
+ * range is the kernel's PID_MAX_LIMIT on 64-bit, as bpftrace's is.
+ */
+static int parse_pid(const char *s, int *pid)
+{
+	const long max = 4194304;
+	char path[64], *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end || !*s || errno) {
+		fprintf(stderr, "gputrace: pid '%s' is not a valid decimal number\n", s);
+		return -EINVAL;
+	}
+	if (v < 1 || v > max) {
+		fprintf(stderr, "gputrace: pid '%s' out of valid pid range [1,%ld]\n",
+			s, max);
+		return -ERANGE;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld", v);
+	if (access(path, F_OK)) {
+		fprintf(stderr, "gputrace: pid %ld: no such process\n", v);
+		return -ESRCH;
+	}
+	*pid = v;
+	return 0;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -243,23 +273,10 @@ int main(int argc, char **argv)
 		case 'e':
 			prog_text = optarg;
 			break;
-		case 'p': {
-			char *end;
-			long pid = strtol(optarg, &end, 10);
-			char path[64];
-
-			if (*end || !*optarg || pid <= 0 || pid > 0x3fffffff) {
-				fprintf(stderr, "gputrace: -p: '%s' is not a process id\n", optarg);
+		case 'p':
+			if (parse_pid(optarg, &sopts.pid))
 				return 1;
-			}
-			snprintf(path, sizeof(path), "/proc/%ld", pid);
-			if (access(path, F_OK)) {
-				fprintf(stderr, "gputrace: -p: no process %ld\n", pid);
-				return 1;
-			}
-			sopts.pid = pid;
 			break;
-		}
 		case 'c':
 			cmd = optarg;
 			break;
@@ -269,7 +286,7 @@ int main(int argc, char **argv)
 		case 'f':
 			fmt = optarg;
 			if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
-				fprintf(stderr, "gputrace: -f: unknown format '%s' (text or json)\n", fmt);
+				fprintf(stderr, "gputrace: invalid output format \"%s\"; valid formats: 'text', 'json'\n", fmt);
 				return 1;
 			}
 			break;
@@ -323,7 +340,8 @@ int main(int argc, char **argv)
 		FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 
 		if (!f) {
-			fprintf(stderr, "gputrace: %s: %s\n", path, strerror(errno));
+			fprintf(stderr, "gputrace: failed to open file '%s': %s\n",
+				path, strerror(errno));
 			return 1;
 		}
 		text = slurp(f, &src.len);
