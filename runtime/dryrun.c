@@ -16,6 +16,7 @@
 #include "probes/provider.h"
 #include "gpucode/fatbin.h"
 #include "gpucode/ptx.h"
+#include "runtime/agent/devrt.h"
 #include "runtime/dryrun.h"
 
 bool dryrun_match(const char *glob, const char *name)
@@ -31,12 +32,29 @@ bool dryrun_match(const char *glob, const char *name)
 	return ok;
 }
 
-static void print_decls(const struct device_set *ds, FILE *out)
+/*
+ * The user's clauses first: each probe's PTX function and the text the
+ * splicer pastes into the kernel; then the device runtime they call
+ * (thousands of lines) with ALL only, else one line saying so.
+ */
+static void print_probes(const struct device_set *ds, bool all, FILE *out)
 {
-	fputs(ds->decls ? ds->decls : "", out);
+	size_t lines = 0;
+
 	for (int i = 0; i < ds->n; i++)
-		fprintf(out, "// gputrace: %s calls: %s", ds->v[i].probe->name,
+		fprintf(out, "// gputrace probe %d: %s\n%s"
+			"// gputrace: %s calls: %s", ds->v[i].func.index,
+			ds->v[i].probe->name, ds->v[i].func.text,
+			ds->v[i].probe->name,
 			ds->v[i].call ? ds->v[i].call : "\n");
+	if (all) {
+		fprintf(out, "// gputrace device runtime\n%s", devrt_ptx);
+		return;
+	}
+	for (const char *p = devrt_ptx; (p = strchr(p, '\n')); p++)
+		lines++;
+	fprintf(out, "// gputrace: device runtime (%zu lines) left out; -d ptx-all shows it\n",
+		lines);
 }
 
 /* Kernels of one module that the same probes match. */
@@ -267,17 +285,17 @@ static int keep_matched(const struct fatbin_entry *e, void *arg)
 	return fatbin_ptx_collect(e, &k->pl);
 }
 
-int dryrun_ptx(const struct device_set *ds, const char *binary, FILE *out)
+int dryrun_ptx(const struct device_set *ds, const char *binary, bool all,
+	       FILE *out)
 {
 	struct fatbin_kernels ks;
 	struct keep kp = { .ds = ds };
 	char err[256];
 	int matched = 0, r;
 
-	if (!binary) {
-		print_decls(ds, out);
+	print_probes(ds, all, out);
+	if (!binary)
 		return 0;
-	}
 	if (!ds->n)
 		return 0;
 	r = fatbin_elf_kernels(binary, &ks, err, sizeof(err));

@@ -18,8 +18,9 @@
 bool dryrun_match(const char *glob, const char *name);
 
 /*
- * BINARY NULL: print DS's module-scope text (runtime and probe functions)
- * and each probe's call.  Else print, for each PTX image and each set of
+ * First each probe's PTX function and its call (the device runtime they
+ * use too when ALL, -d ptx-all; else a line saying it is left out).
+ * Then, with a BINARY, for each PTX image and each set of
  * kernels that the same probes match, the spliced module (a
  * "// gputrace: ..." line, then the module from its .version line) and a
  * "// gputrace: KERNEL: no usable PTX (SASS only: sm_90)" line for each
@@ -27,6 +28,7 @@ bool dryrun_match(const char *glob, const char *name);
  * "gputrace: no kernel of BINARY matches GLOB" on stderr; other negative
  * errno after a message.
  */
-int dryrun_ptx(const struct device_set *ds, const char *binary, FILE *out);
+int dryrun_ptx(const struct device_set *ds, const char *binary, bool all,
+	       FILE *out);
 
 #endif

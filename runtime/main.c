@@ -32,6 +32,7 @@
 
 enum {
 	D_AST = 1, D_TYPES = 2, D_EBPF = 4, D_PTX = 8, D_VERIFIER = 16,
+	D_PTX_ALL = 32,	/* -d ptx with the device runtime */
 };
 
 static void usage(FILE *f)
@@ -51,7 +52,7 @@ static void usage(FILE *f)
 	      "  -o FILE        write output to FILE\n"
 	      "  -q             quiet: no \"Attaching N probes\" line\n"
 	      "  -v             verbose\n"
-	      "  -d STAGE       dump ast, types, ebpf, ptx, verifier or all\n"
+	      "  -d STAGE       dump ast, types, ebpf, ptx, ptx-all, verifier or all\n"
 	      "  --dry-run      compile and verify, attach nothing\n"
 	      "  --unsafe       allow system() and signal()\n"
 	      "  -V, --version  version\n"
@@ -109,8 +110,9 @@ static int parse_dump(const char *s, unsigned *dump)
 {
 	static const struct { const char *n; unsigned v; } st[] = {
 		{ "ast", D_AST }, { "types", D_TYPES }, { "ebpf", D_EBPF },
-		{ "ptx", D_PTX }, { "verifier", D_VERIFIER },
-		{ "all", D_AST | D_TYPES | D_EBPF | D_PTX | D_VERIFIER },
+		{ "ptx", D_PTX }, { "ptx-all", D_PTX | D_PTX_ALL },
+		{ "verifier", D_VERIFIER },
+		{ "all", D_AST | D_TYPES | D_EBPF | D_PTX | D_PTX_ALL | D_VERIFIER },
 	};
 
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
@@ -301,7 +303,7 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			if (parse_dump(optarg, &dump)) {
-				fprintf(stderr, "gputrace: -d: unknown stage '%s' (ast, types, ebpf, ptx, verifier, all)\n",
+				fprintf(stderr, "gputrace: -d: unknown stage '%s' (ast, types, ebpf, ptx, ptx-all, verifier, all)\n",
 					optarg);
 				return 1;
 			}
@@ -443,7 +445,8 @@ int main(int argc, char **argv)
 			sp = strchr(bin, ' ');
 			if (sp)
 				*sp = 0;
-			if (dryrun_ptx(&ds, bin[0] ? bin : NULL, stderr))
+			if (dryrun_ptx(&ds, bin[0] ? bin : NULL,
+				       dump & D_PTX_ALL, stderr))
 				goto out;
 		}
 	}
