@@ -502,9 +502,25 @@ out:
 	return ret;
 }
 
+/*
+ * -c's child is held before its exec: its maps are still ours and say
+ * nothing of the program's libraries; the loader's cache does (and
+ * bpftrace -c shows those paths).
+ */
+static bool before_exec(int pid)
+{
+	char exe[64];
+	struct stat a, b;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	return !stat(exe, &a) && !stat("/proc/self/exe", &b) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int syms_find_lib(const char *name, int pid, char *out, size_t outlen)
 {
-	if (pid > 0 && !syms_find_mapped(name, pid, out, outlen))
+	if (pid > 0 && !before_exec(pid) &&
+	    !syms_find_mapped(name, pid, out, outlen))
 		return 0;
 	return find_in_ldcache(name, out, outlen);
 }
