@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "probes/elf_syms.h"
+#include "probes/provider.h"
 #include "probes/syms_dwarf.h"
 
 /* "SHOWN:FUNC", then with -v "\n    TYPE NAME" per argument: '\n' sorts
@@ -199,10 +200,13 @@ int syms_list_text(const char *text, int pid, const char *cmd, bool verbose,
 	if (c && (!strchr(text, '/') || c < strchr(text, '/'))) {
 		char type[32];
 
+		const struct provider *pv;
+
 		snprintf(type, sizeof(type), "%.*s", (int)(c - text), text);
-		if (!strcmp(type, "uretprobe"))
+		pv = provider_find(type);	/* u:, ur: too */
+		if (pv == &provider_uretprobe)
 			prov = "uretprobe";
-		else if (fnmatch(type, "uprobe", 0)) {
+		else if (pv != &provider_uprobe && fnmatch(type, "uprobe", 0)) {
 			fprintf(stderr, "gputrace: no probe type matched for %s\n",
 				type);
 			return -EINVAL;

@@ -44,7 +44,8 @@ static void print_probes(const struct device_set *ds, bool all, FILE *out)
 	for (int i = 0; i < ds->n; i++)
 		fprintf(out, "// gputrace probe %d: %s\n%s"
 			"// gputrace: %s calls: %s", ds->v[i].func.index,
-			ds->v[i].probe->name, ds->v[i].func.text,
+			ds->v[i].probe->name,
+			ds->v[i].func.text ? ds->v[i].func.text : "",
 			ds->v[i].probe->name,
 			ds->v[i].call ? ds->v[i].call : "\n");
 	if (all) {
@@ -293,9 +294,10 @@ int dryrun_ptx(const struct device_set *ds, const char *binary, bool all,
 	char err[256];
 	int matched = 0, r;
 
-	print_probes(ds, all, out);
-	if (!binary)
+	if (!binary) {
+		print_probes(ds, all, out);
 		return 0;
+	}
 	if (!ds->n)
 		return 0;
 	r = fatbin_elf_kernels(binary, &ks, err, sizeof(err));
@@ -328,6 +330,7 @@ int dryrun_ptx(const struct device_set *ds, const char *binary, bool all,
 		no_match(ds, binary);
 		return -ENOENT;
 	}
+	print_probes(ds, all, out);
 	r = fatbin_elf_foreach_kind(binary, FATBIN_KIND_PTX, keep_matched, &kp,
 				    err, sizeof(err));
 	if (r < 0)

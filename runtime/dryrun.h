@@ -19,8 +19,8 @@ bool dryrun_match(const char *glob, const char *name);
 
 /*
  * First each probe's PTX function and its call (the device runtime they
- * use too when ALL, -d ptx-all; else a line saying it is left out).
- * Then, with a BINARY, for each PTX image and each set of
+ * use too when ALL, -d ptx-all; else a line saying it is left out); with
+ * a BINARY, once some kernel matched.  Then for each PTX image and set of
  * kernels that the same probes match, the spliced module (a
  * "// gputrace: ..." line, then the module from its .version line) and a
  * "// gputrace: KERNEL: no usable PTX (SASS only: sm_90)" line for each

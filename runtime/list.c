@@ -79,14 +79,16 @@ static void list_kernels(int pid, const char *cmd, const char *pattern,
 }
 
 /*
- * Does PATTERN list uprobe functions: "uprobe:..."/"uretprobe:...", a
- * bare path, or a TYPE glob over a path or library ("*:./prog:*")?
+ * Does PATTERN list uprobe functions: "uprobe:..."/"uretprobe:..." (or
+ * "u:"/"ur:"), a bare path, or a TYPE glob over a path or library
+ * ("*:./prog:*")?
  */
 static bool uprobe_pattern(const char *pattern)
 {
 	const char *c = strchr(pattern, ':'), *w = strpbrk(pattern, "*?[");
 
-	if (!strncmp(pattern, "uprobe:", 7) || !strncmp(pattern, "uretprobe:", 10))
+	if (!strncmp(pattern, "uprobe:", 7) || !strncmp(pattern, "uretprobe:", 10) ||
+	    !strncmp(pattern, "u:", 2) || !strncmp(pattern, "ur:", 3))
 		return true;
 	if (!c)
 		return strchr(pattern, '/');

@@ -115,33 +115,37 @@ static struct probe probes[2] = {
 	  .warp = true, .retprobe = true },
 };
 
-static const char test_decls[] =
-	"// test probes\n"
-	".func __gt_probe_0(.param .b64 c, .param .b64 t, .param .b64 a)\n"
-	"{\n"
-	"\t.reg .b64 %q<3>;\n"
-	"\tld.param.b64 %q0, [c];\n"
-	"\tld.param.b64 %q2, [a];\n"
-	"\tcvta.to.global.u64 %q0, %q0;\n"
-	"\tatom.global.add.u64 %q1, [%q0], %q2;\n"
-	"\tret;\n"
+/* each probe function, and the module-scope text they make */
+#define TEST_PROBE0 \
+	".func __gt_probe_0(.param .b64 c, .param .b64 t, .param .b64 a)\n" \
+	"{\n" \
+	"\t.reg .b64 %q<3>;\n" \
+	"\tld.param.b64 %q0, [c];\n" \
+	"\tld.param.b64 %q2, [a];\n" \
+	"\tcvta.to.global.u64 %q0, %q0;\n" \
+	"\tatom.global.add.u64 %q1, [%q0], %q2;\n" \
+	"\tret;\n" \
 	"}\n"
-	".func __gt_probe_1(.param .b64 c, .param .b64 t)\n"
-	"{\n"
-	"\t.reg .b64 %q<3>;\n"
-	"\tld.param.b64 %q0, [c];\n"
-	"\tld.param.b64 %q1, [t];\n"
-	"\tmov.u64 %q2, %globaltimer;\n"
-	"\tsub.u64 %q2, %q2, %q1;\n"
-	"\tcvta.to.global.u64 %q0, %q0;\n"
-	"\tatom.global.add.u64 %q1, [%q0+8], %q2;\n"
-	"\tret;\n"
-	"}\n";
+#define TEST_PROBE1 \
+	".func __gt_probe_1(.param .b64 c, .param .b64 t)\n" \
+	"{\n" \
+	"\t.reg .b64 %q<3>;\n" \
+	"\tld.param.b64 %q0, [c];\n" \
+	"\tld.param.b64 %q1, [t];\n" \
+	"\tmov.u64 %q2, %globaltimer;\n" \
+	"\tsub.u64 %q2, %q2, %q1;\n" \
+	"\tcvta.to.global.u64 %q0, %q0;\n" \
+	"\tatom.global.add.u64 %q1, [%q0+8], %q2;\n" \
+	"\tret;\n" \
+	"}\n"
+
+static const char test_decls[] = "// test probes\n" TEST_PROBE0 TEST_PROBE1;
 
 static struct device_probe dprobes[2] = {
-	{ .probe = &probes[0], .func = { .index = 0, .nargs = 1 },
+	{ .probe = &probes[0], .func = { .index = 0, .nargs = 1,
+					  .text = TEST_PROBE0 },
 	  .call = "call __gt_probe_0, (%gt_ctx, %gt_t0, %gt_arg0);\n" },
-	{ .probe = &probes[1], .func = { .index = 1 },
+	{ .probe = &probes[1], .func = { .index = 1, .text = TEST_PROBE1 },
 	  .call = "call __gt_probe_1, (%gt_ctx, %gt_t0);\n" },
 };
 
@@ -987,7 +991,7 @@ static void test_dryrun(void)
 
 	/* without a binary: the probe functions */
 	out = open_memstream(&text, &len);
-	r = dryrun_ptx(&dset, NULL, out);
+	r = dryrun_ptx(&dset, NULL, false, out);
 	fclose(out);
 	CHECK(!r && strstr(text, ".func __gt_probe_1") &&
 	      strstr(text, "gpu:kernel:vadd calls: call __gt_probe_0"),
@@ -1018,14 +1022,15 @@ static void test_dryrun(void)
 		return;
 	}
 	out = open_memstream(&text, &len);
-	r = dryrun_ptx(&dset, a_o, out);
+	r = dryrun_ptx(&dset, a_o, false, out);
 	fclose(out);
 	CHECK(!r, "dryrun/binary: kernels matched");
 	CHECK(count_of(text, "\n.version ") == 2 &&
 	      count_of(text, ": kernels vadd\n") == 1 &&
 	      count_of(text, ": kernels _ZN2ns5scaleIfEEvPT_S1_i\n") == 1,
 	      "dryrun/one module per probe set");
-	CHECK(count_of(text, "call __gt_probe_0") == 1 &&
+	/* the probe listing's "calls:" line, and the splice */
+	CHECK(count_of(text, "call __gt_probe_0") == 2 &&
 	      count_of(text, "call __gt_probe_1") >= 1 &&
 	      count_of(text, ".entry other") == 0,
 	      "dryrun/entry and exit calls, unmatched kernels dropped");
@@ -1035,7 +1040,7 @@ static void test_dryrun(void)
 
 	grab_stderr();
 	out = open_memstream(&text, &len);
-	r = dryrun_ptx(&dset, b_o, out);
+	r = dryrun_ptx(&dset, b_o, false, out);
 	fclose(out);
 	free(release_stderr());
 	CHECK(r == -ENOENT && !strstr(text, "no usable PTX"),
@@ -1047,7 +1052,7 @@ static void test_dryrun(void)
 		struct device_set ds = { .v = &dp, .n = 1, .decls = dset.decls };
 
 		out = open_memstream(&text, &len);
-		r = dryrun_ptx(&ds, b_o, out);
+		r = dryrun_ptx(&ds, b_o, false, out);
 		fclose(out);
 		CHECK(!r && strstr(text, "// gputrace: _Z9vadd_sassPf: no usable PTX (SASS only: sm_80)\n"),
 		      "dryrun/sass-only kernel told");
@@ -1060,7 +1065,7 @@ static void test_dryrun(void)
 
 		grab_stderr();
 		out = open_memstream(&text, &len);
-		r = dryrun_ptx(&ds, a_o, out);
+		r = dryrun_ptx(&ds, a_o, false, out);
 		fclose(out);
 		errs = release_stderr();
 		CHECK(r == -ENOENT && !len && strstr(errs, "no kernel of ") &&
