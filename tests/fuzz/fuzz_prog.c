@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (!device_verify(u, &obj, sink) && dev &&
 		    !device_lower(u, &obj, &ds)) {
-			dryrun_ptx(&ds, NULL, sink);
+			dryrun_ptx(&ds, NULL, true, sink);
 			device_set_free(&ds);
 		}
 	}
