@@ -39,5 +39,5 @@ check_error() {
 	fi
 }
 check_error "uretprobe:$BIN:add10+$off" "uretprobe cannot take an offset"
-check_error "uprobe:$BIN:add10+100000" "outside function 'add10'"
+check_error "uprobe:$BIN:add10+100000" "outside the function bounds ('add10' size is"
 exit 0
