@@ -134,7 +134,8 @@ static void test_elf(void)
 
 static void test_extra(void)
 {
-	struct agent_launch_param p = { 0x1000, 7, 123456789, 3 };
+	struct agent_launch_param p = { .ctx = 0x1000, .launch = 7,
+					.launch_ns = 123456789, .kernel = 3 };
 	uint8_t orig[28], buf[32 + PTX_CTX_BYTES];
 	size_t size = sizeof(orig), got = 0;
 	void *extra[] = { (void *)1, orig, (void *)2, &size, NULL };

@@ -380,7 +380,7 @@ static void slot(const struct devrt_map_desc *d, uint8_t *image,
 
 	memcpy(p, &st, 8);
 	memcpy(p + 8, &live, 8);
-	if (d->key_size)
+	if (d->key_size && key)
 		memcpy(p + 16, key, d->key_size);
 	memcpy(p + 16 + (d->key_size + 7) / 8 * 8, w, nw * 8);
 }

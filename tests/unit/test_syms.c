@@ -30,7 +30,9 @@
 #include "tests/unit/unit.h"
 
 /* Functions of our own to look up and probe. */
-__attribute__((noinline)) int gt_syms_probe_me(int x)
+/* O0 in every build: parse/offset-hex probes +0x4, which must be inside
+ * it and on an instruction boundary (push %rbp; mov %rsp,%rbp; ...) */
+__attribute__((noinline, optimize("O0"))) int gt_syms_probe_me(int x)
 {
 	__asm__ volatile("" ::: "memory");
 	return x + 1;
