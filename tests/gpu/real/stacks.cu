@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The target of tests/gpu/stacks.sh: kernels launched from two C++ call
- * sites, app::Solver<float>::step() (ROUNDS times) and app::warmup(int)
+ * sites, app::Solver<float>::step() (ROUNDS times) and app::warmup(int*)
  * (twice a round), and device memory from app::scratch() (1024 bytes)
  * and app::Pool::grow(unsigned long) (8192 bytes).  Then it calls
  * stacks_done() (a uprobe there ends the trace) and stays alive for two
