@@ -215,16 +215,6 @@ static int kp_expand(const struct probe *p, char ***out, char *err,
 	return k;
 }
 
-static bool is_arg(const char *name, int *n)
-{
-	char *end;
-
-	if (strncmp(name, "arg", 3) || name[3] < '0' || name[3] > '9')
-		return false;
-	*n = strtol(name + 3, &end, 10);
-	return !*end;
-}
-
 static bool kp_has_builtin(const struct probe *p, const char *name)
 {
 	const struct kp_priv *kp = p->priv;
@@ -234,7 +224,7 @@ static bool kp_has_builtin(const struct probe *p, const char *name)
 		return true;
 	if (p->retprobe)
 		return !strcmp(name, "retval");
-	return is_arg(name, &n) && n < (kp ? kp->nargs : KPROBE_MAX_ARGS) &&
+	return provider_arg_index(name, &n) && n < (kp ? kp->nargs : KPROBE_MAX_ARGS) &&
 	       n < KPROBE_MAX_ARGS;
 }
 
@@ -262,7 +252,7 @@ static int kp_builtin_src(const struct probe *p, const char *name,
 		src->off = tramp ? 8 * kp->nargs : offsetof(struct pt_regs, rax);
 		return 0;
 	}
-	if (!p->retprobe && is_arg(name, &n) && n < KPROBE_MAX_ARGS) {
+	if (!p->retprobe && provider_arg_index(name, &n) && n < KPROBE_MAX_ARGS) {
 		src->kind = BSRC_CTX_U64;
 		src->off = tramp ? 8 * n : regs[n];
 		return 0;

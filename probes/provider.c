@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -71,6 +72,20 @@ const struct provider *provider_find(const char *name)
 		    ((*p)->alias && !strcmp((*p)->alias, name)))
 			return *p;
 	return NULL;
+}
+
+bool provider_arg_index(const char *name, int *n)
+{
+	char *end;
+	long v;
+
+	if (strncmp(name, "arg", 3) || name[3] < '0' || name[3] > '9')
+		return false;
+	v = strtol(name + 3, &end, 10);
+	if (*end || v > 1 << 20)
+		return false;
+	*n = (int)v;
+	return true;
 }
 
 /*

@@ -206,6 +206,8 @@ int probe_perf_attach(struct probe *p, int pfd, int prog_fd, const char *what,
 
 /* Builtins every host clause may use (pid, tid, comm, nsecs, ...). */
 bool provider_host_builtin(const char *name);
+/* NAME is argN (N decimal, no sign): true with *N set. */
+bool provider_arg_index(const char *name, int *n);
 
 /*
  * The providers themselves, one file each in probes/.  A struct probe

@@ -146,15 +146,11 @@ static int rt_expand(const struct probe *p, char ***out, char *err,
 
 static bool rt_has_builtin(const struct probe *p, const char *name)
 {
-	char *end;
-	long n;
+	int n;
 
 	if (provider_host_builtin(name))
 		return true;
-	if (strncmp(name, "arg", 3) || name[3] < '0' || name[3] > '9')
-		return false;
-	n = strtol(name + 3, &end, 10);
-	return !*end && n < (long)p->offset;
+	return provider_arg_index(name, &n) && n < (long)p->offset;
 }
 
 static int rt_builtin_src(const struct probe *p, const char *name,

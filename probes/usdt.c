@@ -174,16 +174,6 @@ static int us_expand(const struct probe *p, char ***out, char *err,
 	return k;
 }
 
-static bool arg_index(const char *name, int *n)
-{
-	char *end;
-
-	if (strncmp(name, "arg", 3) || name[3] < '0' || name[3] > '9')
-		return false;
-	*n = strtol(name + 3, &end, 10);
-	return !*end;
-}
-
 static bool us_has_builtin(const struct probe *p, const char *name)
 {
 	const struct usdt_probe *up = p->priv;
@@ -191,7 +181,7 @@ static bool us_has_builtin(const struct probe *p, const char *name)
 
 	if (provider_host_builtin(name) || !strcmp(name, "func"))
 		return true;
-	return arg_index(name, &n) && up && n < up->nargs;
+	return provider_arg_index(name, &n) && up && n < up->nargs;
 }
 
 static int us_builtin_src(const struct probe *p, const char *name,
@@ -207,7 +197,7 @@ static int us_builtin_src(const struct probe *p, const char *name,
 		src->str = p->func ? p->func : "";
 		return 0;
 	}
-	if (!up || !arg_index(name, &n) || n >= up->nargs)
+	if (!up || !provider_arg_index(name, &n) || n >= up->nargs)
 		return -ENOENT;
 	a = &up->args[n];
 	src->size = a->size;
