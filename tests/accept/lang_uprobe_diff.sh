@@ -38,20 +38,7 @@ case_() {
 	brc=$?
 	mv "$T/out" "$T/bpftrace"
 	run "$GT" "$2" "$3"
-	grc=$?
-	if [ "$grc" -ne 0 ] || ! grep -q . "$T/out"; then
-		echo "FAIL $1: gputrace status $grc, output:"
-		cat "$T/out" "$T/err"
-		failed=1
-	elif [ "$brc" -ne "$grc" ] || ! cmp -s "$T/bpftrace" "$T/out"; then
-		echo "FAIL $1 (status bpftrace $brc, gputrace $grc)"
-		diff -u --label bpftrace --label gputrace "$T/bpftrace" "$T/out"
-		head -n 10 "$T/err"
-		failed=1
-	else
-		echo "ok $1"
-		sed 's/^/    | /' "$T/out"
-	fi
+	verdict "$1" "$brc" $?
 }
 
 case_ str lt_str "uprobe:$BIN:lt_str { printf(\"[%s] [%s] %d\n\", str(arg0), str(arg0, 4), arg1); }"

@@ -50,20 +50,7 @@ uprobe:$PROGS/$2:st_done { exit(); }"
 	brc=$?
 	mv "$T/out" "$T/bpftrace"
 	run "$GT" "$2" "$3" "$prog"
-	grc=$?
-	if [ "$grc" -ne 0 ] || ! grep -q . "$T/out"; then
-		echo "FAIL $1: gputrace status $grc, output:"
-		cat "$T/out" "$T/err"
-		failed=1
-	elif [ "$brc" -ne "$grc" ] || ! cmp -s "$T/bpftrace" "$T/out"; then
-		echo "FAIL $1 (status bpftrace $brc, gputrace $grc)"
-		diff -u --label bpftrace --label gputrace "$T/bpftrace" "$T/out"
-		head -n 10 "$T/err"
-		failed=1
-	else
-		echo "ok $1"
-		sed 's/^/    | /' "$T/out"
-	fi
+	verdict "$1" "$brc" $?
 }
 
 C=$PROGS/stack_target

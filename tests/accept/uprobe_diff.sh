@@ -22,20 +22,7 @@ case_() {
 	brc=$?
 	mv "$T/out" "$T/bpftrace"
 	trace "$GT" "$2,gt_done" 2 "$3 $DONE"
-	grc=$?
-	if [ "$grc" -ne 0 ] || ! grep -q . "$T/out"; then
-		echo "FAIL $1: gputrace status $grc, output:"
-		cat "$T/out" "$T/err"
-		failed=1
-	elif [ "$brc" -ne "$grc" ] || ! cmp -s "$T/bpftrace" "$T/out"; then
-		echo "FAIL $1 (status bpftrace $brc, gputrace $grc)"
-		diff -u --label bpftrace --label gputrace "$T/bpftrace" "$T/out"
-		head -n 10 "$T/err"
-		failed=1
-	else
-		echo "ok $1"
-		sed 's/^/    | /' "$T/out"
-	fi
+	verdict "$1" "$brc" $?
 }
 
 case_ args add10 "uprobe:$BIN:add10 {

@@ -11,6 +11,11 @@
 #	gt-NAME.XXXXXX, removed at exit
 #   want TEXT	fail (exit 1) unless $T/out is exactly TEXT (plus newline),
 #		showing the difference, $T/err and $T/werr (if any)
+#   verdict NAME BRC GRC
+#		a differential case: bpftrace's stdout in $T/bpftrace and
+#		status BRC, gputrace's in $T/out and GRC; "ok NAME" when
+#		gputrace succeeded with output identical to bpftrace's and
+#		the same status, else FAIL with the difference, and failed=1
 
 probe_setup() {
 	name=$1
@@ -47,4 +52,20 @@ want() {
 	head -n 20 "$T/err"
 	cat "$T/werr" 2>/dev/null
 	exit 1
+}
+
+verdict() {
+	if [ "$3" -ne 0 ] || ! grep -q . "$T/out"; then
+		echo "FAIL $1: gputrace status $3, output:"
+		cat "$T/out" "$T/err"
+		failed=1
+	elif [ "$2" -ne "$3" ] || ! cmp -s "$T/bpftrace" "$T/out"; then
+		echo "FAIL $1 (status bpftrace $2, gputrace $3)"
+		diff -u --label bpftrace --label gputrace "$T/bpftrace" "$T/out"
+		head -n 10 "$T/err"
+		failed=1
+	else
+		echo "ok $1"
+		sed 's/^/    | /' "$T/out"
+	fi
 }
