@@ -2,7 +2,9 @@
 /*
  * The provider table and the builtins shared by every host provider.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,37 @@ const struct provider *provider_find(const char *name)
 		    ((*p)->alias && !strcmp((*p)->alias, name)))
 			return *p;
 	return NULL;
+}
+
+int provider_names_add(struct provider_names *ns, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (ns->n + 1 >= ns->cap) {
+		size_t cap = ns->cap ? 2 * ns->cap : 64;
+		char **v = realloc(ns->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ns->v = v;
+		ns->cap = cap;
+	}
+	va_start(ap, fmt);
+	r = vasprintf(&ns->v[ns->n], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	ns->v[++ns->n] = NULL;
+	return 0;
+}
+
+void provider_names_free(struct provider_names *ns)
+{
+	while (ns->n)
+		free(ns->v[--ns->n]);
+	free(ns->v);
+	memset(ns, 0, sizeof(*ns));
 }
 
 bool provider_arg_index(const char *name, int *n)

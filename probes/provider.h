@@ -206,6 +206,18 @@ int probe_perf_attach(struct probe *p, int pfd, int prog_fd, const char *what,
 
 /* Builtins every host clause may use (pid, tid, comm, nsecs, ...). */
 bool provider_host_builtin(const char *name);
+/* A growing list of malloc'd strings (probe names, -l lines). */
+struct provider_names {
+	char **v;		/* NULL after the last one */
+	size_t n, cap;
+};
+
+/* Append a string formatted as printf does; 0 or -ENOMEM. */
+int provider_names_add(struct provider_names *ns, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Free every string and the list; it is empty again. */
+void provider_names_free(struct provider_names *ns);
+
 /* NAME is argN (N decimal, no sign): true with *N set. */
 bool provider_arg_index(const char *name, int *n);
 

@@ -96,33 +96,15 @@ static int rt_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	return 0;
 }
 
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
 static int add_name(const char *name, void *arg)
 {
-	struct names *ns = arg;
-
-	if (ns->n + 1 >= ns->cap) {
-		char **v = realloc(ns->v, (ns->cap = ns->cap ? 2 * ns->cap : 64) *
-				   sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ns->v = v;
-	}
-	if (asprintf(&ns->v[ns->n], "rawtracepoint:%s", name) < 0)
-		return -ENOMEM;
-	ns->n++;
-	return 0;
+	return provider_names_add(arg, "rawtracepoint:%s", name);
 }
 
 static int rt_expand(const struct probe *p, char ***out, char *err,
 		     size_t errlen)
 {
-	struct names ns = { 0 };
+	struct provider_names ns = { 0 };
 	int ret;
 
 	*out = NULL;
@@ -133,9 +115,7 @@ static int rt_expand(const struct probe *p, char ***out, char *err,
 	}
 	ret = rawtp_foreach(p->args[0], add_name, &ns);
 	if (ret) {
-		while (ns.n)
-			free(ns.v[--ns.n]);
-		free(ns.v);
+		provider_names_free(&ns);
 		snprintf(err, errlen, "%s: cannot list the raw tracepoints (no BTF?)",
 			 p->name);
 		return ret;

@@ -22,34 +22,15 @@
 
 /* "SHOWN:FUNC", then with -v "\n    TYPE NAME" per argument: '\n' sorts
  * below every printable character, so the set sorts by "SHOWN:FUNC". */
-struct lines {
-	char **v;
-	size_t n, cap;
-};
-
-static int add_line(struct lines *l, const char *shown, const char *fn,
-		    const char *args)
+static int add_line(struct provider_names *l, const char *shown,
+		    const char *fn, const char *args)
 {
-	char *s;
-
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 256;
-		char **nv = realloc(l->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
-	if (asprintf(&s, "%s:%s%s", shown, fn, args ? args : "") < 0)
-		return -ENOMEM;
-	l->v[l->n++] = s;
-	return 0;
+	return provider_names_add(l, "%s:%s%s", shown, fn, args ? args : "");
 }
 
 /* The functions of PATH (shown as SHOWN) that GLOB (NULL: all) matches. */
 static int list_file(const char *path, const char *shown, const char *glob,
-		     bool verbose, struct lines *l)
+		     bool verbose, struct provider_names *l)
 {
 	struct syms_dwarf *dw = NULL;
 	const struct syms *s;
@@ -86,7 +67,7 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /* Print the set (OUT NULL: only free it); the number printed. */
-static int print_lines(struct lines *l, const char *prov, FILE *out)
+static int print_lines(struct provider_names *l, const char *prov, FILE *out)
 {
 	size_t i, printed = 0;
 
@@ -101,9 +82,7 @@ static int print_lines(struct lines *l, const char *prov, FILE *out)
 		fprintf(out, "%s:%s\n", prov, a);
 		printed++;
 	}
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
+	provider_names_free(l);
 	return printed;
 }
 
@@ -120,7 +99,7 @@ static bool is_exec_file(const char *path)
  * that are not ELF are skipped quietly.
  */
 static int list_glob(const char *bin, const char *fglob, bool verbose,
-		     struct lines *l)
+		     struct provider_names *l)
 {
 	const char *p = getenv("PATH");
 	int ret = 0;
@@ -190,7 +169,7 @@ int syms_list_text(const char *text, int pid, const char *cmd, bool verbose,
 {
 	const char *prov = "uprobe", *rest = text, *glob = NULL;
 	char bin[PATH_MAX], path[PATH_MAX], shown[PATH_MAX], err[512];
-	struct lines l = { 0 };
+	struct provider_names l = { 0 };
 	const char *c = strchr(text, ':');
 	size_t n;
 	int ret;

@@ -200,33 +200,15 @@ int tp_foreach(const char *pat_cat, const char *pat_name,
 	return ret;
 }
 
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
 static int add_name(const char *cat, const char *name, void *arg)
 {
-	struct names *ns = arg;
-
-	if (ns->n + 1 >= ns->cap) {
-		char **v = realloc(ns->v, (ns->cap = ns->cap ? 2 * ns->cap : 64) *
-				   sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ns->v = v;
-	}
-	if (asprintf(&ns->v[ns->n], "tracepoint:%s:%s", cat, name) < 0)
-		return -ENOMEM;
-	ns->n++;
-	return 0;
+	return provider_names_add(arg, "tracepoint:%s:%s", cat, name);
 }
 
 static int tp_expand(const struct probe *p, char ***out, char *err,
 		     size_t errlen)
 {
-	struct names ns = { 0 };
+	struct provider_names ns = { 0 };
 	int ret;
 
 	*out = NULL;
@@ -237,9 +219,7 @@ static int tp_expand(const struct probe *p, char ***out, char *err,
 	}
 	ret = tp_foreach(p->args[0], p->args[1], add_name, &ns);
 	if (ret) {
-		while (ns.n)
-			free(ns.v[--ns.n]);
-		free(ns.v);
+		provider_names_free(&ns);
 		snprintf(err, errlen, ret == -ENOENT ?
 			 "%s: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)" :
 			 "%s: cannot list the tracepoints", p->name);
