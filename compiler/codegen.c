@@ -47,6 +47,8 @@ struct cg {
 	struct loc stmt_loc;	/* of the statement being generated */
 	bool too_far;		/* a jump past 16 bits was reported */
 	struct loop *loop;	/* the innermost while loop */
+	struct gt_src_loop *loops;	/* every while loop of the program */
+	int nloops, caploops;
 	struct map_layout *layouts;	/* the object's, by map index */
 };
 
@@ -1500,6 +1502,24 @@ static void loop_break(struct cg *g)
 	b[l->nbreaks++] = jmp_fwd(g, I_JA(0));
 }
 
+/* Remember where the loop [HEAD, here) is, for the device verifier. */
+static void note_loop(struct cg *g, size_t head, struct loc loc)
+{
+	struct gt_src_loop *l = g->loops;
+
+	if (g->nloops == g->caploops) {
+		g->caploops = g->caploops ? 2 * g->caploops : 8;
+		l = realloc(g->loops, g->caploops * sizeof(*l));
+		if (!l) {
+			fputs("gputrace: out of memory\n", stderr);
+			abort();
+		}
+		g->loops = l;
+	}
+	l[g->nloops++] = (struct gt_src_loop){ .head = (uint32_t)head,
+		.end = (uint32_t)g->n, .line = loc.line, .col = loc.col };
+}
+
 /*
  * while (c) { ... }: a real loop, as bpftrace 0.17 emits it; the kernel's
  * verifier walks it and refuses one it cannot see end (kernel 5.3+).
@@ -1523,6 +1543,7 @@ static void gen_while(struct cg *g, struct node *s)
 	for (int i = 0; i < l.nbreaks; i++)
 		patch(g, l.breaks[i]);
 	free(l.breaks);
+	note_loop(g, l.top, s->loc);
 }
 
 static void gen_stmt(struct cg *g, struct node *s)
@@ -1600,6 +1621,7 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->n = 0;
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
+	g->nloops = 0;
 	g->loc = cl->loc;
 	g->stmt_loc = cl->loc;
 	g->too_far = false;
@@ -1688,6 +1710,13 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	memcpy(out->insns, g->code, g->n * sizeof(*out->insns));
 	out->ninsns = g->n;
 	out->fd = -1;
+	if (g->nloops) {
+		out->loops = malloc(g->nloops * sizeof(*out->loops));
+		if (!out->loops)
+			return -ENOMEM;
+		memcpy(out->loops, g->loops, g->nloops * sizeof(*out->loops));
+		out->nloops = g->nloops;
+	}
 	return g->failed ? -EINVAL : 0;
 }
 
@@ -1781,6 +1810,7 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 				err = -ENOMEM;
 			if (err) {
 				free(prog.insns);
+				free(prog.loops);
 				goto out;
 			}
 		}
@@ -1788,13 +1818,16 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 out:
 	free(g.code);
 	free(g.rets);
+	free(g.loops);
 	return err;
 }
 
 void cg_free(struct gt_object *obj)
 {
-	for (int i = 0; i < obj->nprogs; i++)
+	for (int i = 0; i < obj->nprogs; i++) {
 		free(obj->progs[i].insns);
+		free(obj->progs[i].loops);
+	}
 	free(obj->progs);
 	free(obj->maps);
 	free(obj->cg_priv);

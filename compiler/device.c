@@ -5,6 +5,7 @@
 
 #include "compiler/device.h"
 #include "compiler/verifier.h"
+#include "lang/diag.h"
 #include "probes/provider.h"
 
 struct gt_dev_map *device_maps(const struct unit *u)
@@ -24,11 +25,26 @@ struct gt_dev_map *device_maps(const struct unit *u)
 	return dm;
 }
 
+/* The innermost while loop of P holding instruction PC, or NULL. */
+static const struct gt_src_loop *src_loop(const struct gt_bpf_prog *p, int pc)
+{
+	const struct gt_src_loop *best = NULL;
+
+	for (int i = 0; pc >= 0 && i < p->nloops; i++) {
+		const struct gt_src_loop *l = &p->loops[i];
+
+		if ((uint32_t)pc >= l->head && (uint32_t)pc < l->end &&
+		    (!best || l->end - l->head < best->end - best->head))
+			best = l;
+	}
+	return best;
+}
+
 int device_verify(const struct unit *u, const struct gt_object *obj, FILE *walk)
 {
 	struct gt_dev_map *dm = device_maps(u);
 	char err[512];
-	int ret = 0;
+	int ret = 0, loop;
 
 	if (!dm)
 		return -ENOMEM;
@@ -40,8 +56,16 @@ int device_verify(const struct unit *u, const struct gt_object *obj, FILE *walk)
 		if (walk)
 			fprintf(walk, "Verifying %s\n", p->probe->name);
 		if (vf_verify_drop(p->insns, p->ninsns, dm, u->nmaps, p->probe->name,
-			      walk, err, sizeof(err))) {
-			fprintf(stderr, "gputrace: device verifier: %s\n", err);
+				   walk, err, sizeof(err), &loop)) {
+			const struct gt_src_loop *l = src_loop(p, loop);
+
+			/* a loop the verifier cannot bound: point at it */
+			if (l)
+				diag_error((struct loc){ l->line, l->col },
+					   "device verifier: %s", err);
+			else
+				fprintf(stderr, "gputrace: device verifier: %s\n",
+					err);
 			ret = -EACCES;
 		}
 	}

@@ -35,11 +35,20 @@ struct gt_map_def {
 	void *meta;			/* compiler's decode info (not the loader's) */
 };
 
+/* A while loop of the source: its instructions [head, end) and where it is. */
+struct gt_src_loop {
+	uint32_t head, end;
+	int line, col;
+};
+
 struct gt_bpf_prog {
 	struct probe *probe;		/* the attach point */
 	struct bpf_insn *insns;
 	size_t ninsns;
 	int fd;				/* set by gt_object_load, -1 before */
+	/* the program's while loops, for the device verifier's messages */
+	struct gt_src_loop *loops;
+	int nloops;
 };
 
 struct gt_object {

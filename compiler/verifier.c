@@ -3,7 +3,10 @@
  * Device verifier: structure checks (jumps, reachability), then a depth
  * first walk over every path with one abstract state per path.  States
  * reaching a jump target are remembered; a later path arriving there with
- * a state that an earlier one covers is not walked again.
+ * a state that a finished one covers is not walked again.  Loops are
+ * walked round by round, as the kernel does: a path that comes back to a
+ * state its own earlier round covers could go round forever, and is
+ * refused; the visit budget bounds the rest.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -25,19 +28,35 @@ enum {
 	F_TARGET = 2,		/* a jump lands here: paths may join */
 	F_REACH = 4,		/* some edge leads here */
 	F_LIVE = 8,		/* some path of the walk reaches it */
+	F_BACK = 16,		/* a jump to here or before it: a loop's end */
 };
 
 struct seen {
 	struct seen *next;
+	bool active;		/* on the path being walked: not finished */
 	struct vf_state st;
 };
 
+/* A path waiting to be walked, and how many remembered states lead to it. */
+struct todo {
+	struct vf_state st;
+	size_t depth;
+};
+
 struct explorer {
-	struct vf_state *todo;	/* paths waiting: the other side of branches */
+	struct todo *todo;	/* paths waiting: the other side of branches */
 	size_t ntodo, cap;
 	struct seen **seen;	/* per instruction */
 	uint8_t *nseen_at;	/* per instruction */
 	size_t nseen;
+	/*
+	 * Remembered states of the path being walked, oldest first: the
+	 * ones whose exploration is not finished.  A state covered by one
+	 * of them is a loop that may not end; covered by any other, it is
+	 * safe to stop.
+	 */
+	struct seen **path;
+	size_t npath;
 	long visits;
 	uint8_t *flags;
 };
@@ -94,9 +113,6 @@ static int64_t jump_target(const struct bpf_insn *in, int pc)
 static int add_edge(struct vf_env *v, uint8_t *flags, int pc, int64_t s,
 		    bool jump)
 {
-	if (jump && s <= pc && s >= 0)
-		return vf_fail(v, -EINVAL, "back-edge from insn %d to %lld "
-			       "(loops must be unrolled)", pc, (long long)s);
 	if (!jump && s >= (int64_t)v->n)
 		return vf_fail(v, -EINVAL, "falls off the end of the program");
 	if (s < 0 || s >= (int64_t)v->n)
@@ -106,12 +122,66 @@ static int add_edge(struct vf_env *v, uint8_t *flags, int pc, int64_t s,
 		return vf_fail(v, -EINVAL, "jump into the middle of ld_imm64 "
 			       "at insn %lld", (long long)s - 1);
 	flags[s] |= F_REACH | (jump ? F_TARGET : 0);
+	if (jump && s <= pc)
+		flags[pc] |= F_BACK;
+	return 0;
+}
+
+/* Successors of the (well formed) instruction at PC; returns how many. */
+static int succs(const struct vf_env *v, int pc, int out[2])
+{
+	const struct bpf_insn *in = &v->insns[pc];
+	unsigned op = BPF_OP(in->code);
+
+	if (is_ld_imm64(in)) {
+		out[0] = pc + 2;
+		return 1;
+	}
+	if (!is_jmp(in) || op == BPF_CALL) {
+		out[0] = pc + 1;
+		return 1;
+	}
+	if (op == BPF_EXIT)
+		return 0;
+	out[0] = (int)jump_target(in, pc);
+	if (op == BPF_JA)
+		return 1;
+	out[1] = pc + 1;
+	return 2;
+}
+
+/* Every instruction is on some path from the first (like the kernel). */
+static int check_reach(struct vf_env *v, uint8_t *flags)
+{
+	int n = (int)v->n, *stack = malloc(n * sizeof(*stack));
+	int sp = 0, next[2], k, pc;
+
+	if (!stack)
+		return vf_fail(v, -ENOMEM, "out of memory");
+	for (pc = 0; pc < n; pc++)
+		flags[pc] &= ~F_REACH;
+	flags[0] |= F_REACH;
+	stack[sp++] = 0;
+	while (sp) {
+		pc = stack[--sp];
+		for (k = succs(v, pc, next); k-- > 0;)
+			if (!(flags[next[k]] & F_REACH)) {
+				flags[next[k]] |= F_REACH;
+				stack[sp++] = next[k];
+			}
+	}
+	free(stack);
+	for (pc = 0; pc < n; pc++)
+		if (!(flags[pc] & (F_REACH | F_SECOND))) {
+			v->err_pc = pc;
+			return vf_fail(v, -EINVAL, "unreachable instruction");
+		}
 	return 0;
 }
 
 /*
- * Structure, independent of values: ld_imm64 pairs, every jump forward and
- * in range, nothing unreachable, no way to fall off the end.
+ * Structure, independent of values: ld_imm64 pairs, every jump in range,
+ * nothing unreachable, no way to fall off the end.
  */
 static int check_cfg(struct vf_env *v, uint8_t *flags)
 {
@@ -133,14 +203,11 @@ static int check_cfg(struct vf_env *v, uint8_t *flags)
 				       "slot");
 		flags[++pc] |= F_SECOND;
 	}
-	flags[0] |= F_REACH;
 	for (pc = 0; pc < n && !err; pc++) {
 		in = &v->insns[pc];
 		v->err_pc = pc;
 		if (flags[pc] & F_SECOND)
 			continue;
-		if (!(flags[pc] & F_REACH))
-			return vf_fail(v, -EINVAL, "unreachable instruction");
 		/*
 		 * Every instruction, walked or not, is lowered: no register
 		 * number past r10 anywhere (the lowering indexes with it).
@@ -166,7 +233,7 @@ static int check_cfg(struct vf_env *v, uint8_t *flags)
 				       in->code);
 		}
 	}
-	return err;
+	return err ? err : check_reach(v, flags);
 }
 
 static bool eval_cond(unsigned op, uint64_t a, uint64_t b, bool is32)
@@ -230,6 +297,130 @@ static int ptr_cond(struct vf_env *v, struct vf_state *st, struct vf_state *jst,
 }
 
 /*
+ * OP as an unsigned comparison of DST and SRC's bounds, or 0 when bounds
+ * cannot decide it: 32-bit compares need values below 2^32, signed ones
+ * values whose sign bit is clear, so that every order agrees.
+ */
+static unsigned unsigned_op(unsigned op, bool is32, const struct vf_reg *dst,
+			    const struct vf_reg *src)
+{
+	uint64_t top = is32 ? UINT32_MAX : UINT64_MAX;
+	bool sgn = op == BPF_JSGT || op == BPF_JSGE || op == BPF_JSLT ||
+		   op == BPF_JSLE;
+
+	if (op == BPF_JSET)
+		return 0;
+	if (sgn)
+		top >>= 1;
+	if (dst->umax > top || src->umax > top)
+		return 0;
+	switch (op) {
+	case BPF_JSGT: return BPF_JGT;
+	case BPF_JSGE: return BPF_JGE;
+	case BPF_JSLT: return BPF_JLT;
+	case BPF_JSLE: return BPF_JLE;
+	default: return op;
+	}
+}
+
+/* Is "A OP B" (unsigned) the same for every value in the bounds? */
+static bool range_cond(unsigned op, const struct vf_reg *a,
+		       const struct vf_reg *b, bool *res)
+{
+	bool t = false, f = false;
+
+	switch (op) {
+	case BPF_JEQ:
+	case BPF_JNE:
+		f = a->umax < b->umin || b->umax < a->umin;
+		if (op == BPF_JNE) {
+			t = f;
+			f = false;
+		}
+		break;
+	case BPF_JGT: t = a->umin > b->umax; f = a->umax <= b->umin; break;
+	case BPF_JGE: t = a->umin >= b->umax; f = a->umax < b->umin; break;
+	case BPF_JLT: t = a->umax < b->umin; f = a->umin >= b->umax; break;
+	case BPF_JLE: t = a->umax <= b->umin; f = a->umin > b->umax; break;
+	}
+	*res = t;
+	return t || f;
+}
+
+static unsigned negate(unsigned op)
+{
+	switch (op) {
+	case BPF_JEQ: return BPF_JNE;
+	case BPF_JNE: return BPF_JEQ;
+	case BPF_JGT: return BPF_JLE;
+	case BPF_JGE: return BPF_JLT;
+	case BPF_JLT: return BPF_JGE;
+	default: return BPF_JGT;	/* BPF_JLE */
+	}
+}
+
+/* Narrow A and B (copies) to what "A OP B" (unsigned) leaves possible. */
+static void narrow(unsigned op, struct vf_reg *a, struct vf_reg *b)
+{
+	uint64_t alo = a->umin, ahi = a->umax, blo = b->umin, bhi = b->umax;
+
+	switch (op) {
+	case BPF_JEQ:
+		alo = blo = alo > blo ? alo : blo;
+		ahi = bhi = ahi < bhi ? ahi : bhi;
+		break;
+	case BPF_JLT:
+		if (bhi - 1 < ahi)
+			ahi = bhi - 1;
+		if (alo + 1 > blo)
+			blo = alo + 1;
+		break;
+	case BPF_JLE:
+		if (bhi < ahi)
+			ahi = bhi;
+		if (alo > blo)
+			blo = alo;
+		break;
+	case BPF_JGT:
+		narrow(BPF_JLT, b, a);
+		return;
+	case BPF_JGE:
+		narrow(BPF_JLE, b, a);
+		return;
+	case BPF_JNE:		/* only a known value at an end of a range */
+		if (b->known && alo == b->val && alo < ahi)
+			alo++;
+		else if (b->known && ahi == b->val && alo < ahi)
+			ahi--;
+		else if (a->known && blo == a->val && blo < bhi)
+			blo++;
+		else if (a->known && bhi == a->val && blo < bhi)
+			bhi--;
+		break;
+	default:
+		return;
+	}
+	/* an empty range means this side is never taken; keep it simple */
+	if (alo <= ahi && blo <= bhi) {
+		vf_set_range(a, alo, ahi);
+		vf_set_range(b, blo, bhi);
+	}
+}
+
+/* The registers of the 64-bit compare at ST's insn learn "dst OP src". */
+static void learn(struct vf_state *st, const struct bpf_insn *in, unsigned op)
+{
+	struct vf_reg *a = &st->regs[in->dst_reg], b;
+
+	if (BPF_SRC(in->code) == BPF_X) {
+		narrow(op, a, &st->regs[in->src_reg]);
+		return;
+	}
+	vf_set_scalar(&b, true, (uint64_t)(int64_t)in->imm);
+	narrow(op, a, &b);
+}
+
+/*
  * Conditional jump at st->pc.  On return *FALL and *JUMP say which sides
  * can be taken; ST holds the fall-through state and JST the jump's.
  */
@@ -241,7 +432,6 @@ static int do_cond(struct vf_env *v, struct vf_state *st, struct vf_state *jst,
 	bool x = BPF_SRC(in->code) == BPF_X;
 	unsigned op = BPF_OP(in->code);
 	struct vf_reg dst, src;
-	struct vf_state *eq;
 	int regs[2] = { in->dst_reg, x ? in->src_reg : -1 };
 	int i;
 
@@ -269,15 +459,17 @@ static int do_cond(struct vf_env *v, struct vf_state *st, struct vf_state *jst,
 		*fall = !*jump;
 		return 0;
 	}
-	*fall = *jump = true;
-	/* r == K tells us r on the equal side (64-bit compares only) */
-	if (is32 || (op != BPF_JEQ && op != BPF_JNE))
+	op = unsigned_op(op, is32, &dst, &src);
+	if (op && range_cond(op, &dst, &src, jump)) {
+		*fall = !*jump;
 		return 0;
-	eq = op == BPF_JEQ ? jst : st;
-	if (!dst.known)
-		vf_set_scalar(&eq->regs[in->dst_reg], true, src.val);
-	else if (x)
-		vf_set_scalar(&eq->regs[in->src_reg], true, dst.val);
+	}
+	*fall = *jump = true;
+	/* each side learns bounds (64-bit compares: 32 say nothing of r) */
+	if (!op || is32 || (x && in->src_reg == in->dst_reg))
+		return 0;
+	learn(jst, in, op);
+	learn(st, in, negate(op));
 	return 0;
 }
 
@@ -294,7 +486,7 @@ static int do_exit(struct vf_env *v, struct vf_state *st)
 
 static int push(struct vf_env *v, struct explorer *x, const struct vf_state *st)
 {
-	struct vf_state *p;
+	struct todo *p;
 
 	if (x->ntodo == x->cap) {
 		x->cap = x->cap ? 2 * x->cap : 16;
@@ -303,29 +495,112 @@ static int push(struct vf_env *v, struct explorer *x, const struct vf_state *st)
 			return vf_fail(v, -ENOMEM, "out of memory");
 		x->todo = p;
 	}
-	x->todo[x->ntodo++] = *st;
+	x->todo[x->ntodo].st = *st;
+	x->todo[x->ntodo++].depth = x->npath;
 	return 0;
 }
 
-/* True when an earlier path reached ST's instruction in a covering state. */
-static bool prune(struct explorer *x, const struct vf_state *st)
+/*
+ * The loop that took the path from OLD to CUR round: the outermost one
+ * whose rounds differ between them.
+ */
+static int loop_between(const struct vf_state *old, const struct vf_state *cur)
+{
+	for (int i = 0; i < cur->nloops; i++)
+		if (i >= old->nloops || old->loops[i].head != cur->loops[i].head ||
+		    old->loops[i].trips != cur->loops[i].trips)
+			return cur->loops[i].head;
+	return cur->pc;
+}
+
+/*
+ * True when a finished path reached ST's instruction in a covering state:
+ * nothing new can happen from ST.  Equal to a state of its own path (an
+ * earlier round of a loop), ST would go round forever: refused.
+ */
+static int prune(struct vf_env *v, struct explorer *x,
+		 const struct vf_state *st)
 {
 	struct seen *s;
 
-	for (s = x->seen[st->pc]; s; s = s->next)
-		if (vf_state_covers(&s->st, st))
-			return true;
+	for (s = x->seen[st->pc]; s; s = s->next) {
+		if (!vf_state_covers(&s->st, st))
+			continue;
+		if (!s->active)
+			return 1;
+		/*
+		 * An earlier round that covers this one proves nothing
+		 * (bounds may still shrink to an exit: walk on), but the
+		 * same state again would be walked the same way forever.
+		 */
+		if (!vf_state_covers(st, &s->st))
+			continue;
+		v->err_loop = loop_between(&s->st, st);
+		return vf_fail(v, -EACCES, "loop at insn %d may never end: "
+			       "a round comes back to insn %d in the state "
+			       "of an earlier round (its exit condition "
+			       "depends on a value the verifier cannot bound)",
+			       v->err_loop, st->pc);
+	}
 	if (x->nseen < VF_MAX_SEEN && x->nseen_at[st->pc] < VF_MAX_SEEN_AT) {
 		s = malloc(sizeof(*s));
-		if (s) {
-			s->st = *st;
-			s->next = x->seen[st->pc];
-			x->seen[st->pc] = s;
-			x->nseen++;
-			x->nseen_at[st->pc]++;
-		}
+		if (!s)
+			return vf_fail(v, -ENOMEM, "out of memory");
+		s->st = *st;
+		s->active = true;
+		s->next = x->seen[st->pc];
+		x->seen[st->pc] = s;
+		x->nseen++;
+		x->nseen_at[st->pc]++;
+		x->path[x->npath++] = s;
 	}
-	return false;
+	return 0;
+}
+
+/* The path goes back from TAIL to HEAD: one more round of that loop. */
+static void round_trip(struct vf_state *st, int head, int tail)
+{
+	struct vf_loop *l;
+
+	/* loops inside this one, or left behind, are done */
+	while (st->nloops) {
+		l = &st->loops[st->nloops - 1];
+		if (l->head == head || (l->head < head && l->tail > tail))
+			break;
+		st->nloops--;
+	}
+	if (st->nloops && st->loops[st->nloops - 1].head == head) {
+		st->loops[st->nloops - 1].trips++;
+		return;
+	}
+	if (st->nloops == VF_LOOP_DEPTH)
+		return;
+	st->loops[st->nloops++] = (struct vf_loop){ .head = head,
+						    .tail = tail, .trips = 1 };
+}
+
+/* The visit budget ran out: name the loop that took it, if any. */
+static int too_complex(struct vf_env *v, const struct vf_state *st)
+{
+	const struct vf_loop *l = NULL;
+
+	for (int i = 0; i < st->nloops; i++)
+		if (!l || st->loops[i].trips > l->trips)
+			l = &st->loops[i];
+	if (!l)
+		return vf_fail(v, -EACCES, "program too complex: more than %d "
+			       "instructions explored", VF_MAX_VISITS);
+	v->err_loop = l->head;
+	if (l->forked)
+		return vf_fail(v, -EACCES, "loop at insn %d is not bounded: "
+			       "still going round after %d rounds and %d "
+			       "instructions explored (its exit condition "
+			       "depends on a value the verifier cannot bound)",
+			       l->head, l->trips, VF_MAX_VISITS);
+	return vf_fail(v, -EACCES, "loop at insn %d runs too long: more than "
+		       "%d instructions explored (the bound on one run of a "
+		       "probe) after %d rounds", l->head, VF_MAX_VISITS,
+		       l->trips);
 }
 
 static void walk_insn(struct vf_env *v, int pc)
@@ -349,10 +624,10 @@ static int walk_path(struct vf_env *v, struct explorer *x, struct vf_state *st)
 	for (;;) {
 		v->err_pc = st->pc;
 		if (++x->visits > VF_MAX_VISITS)
-			return vf_fail(v, -EACCES, "program too complex: more "
-				       "than %d instructions explored",
-				       VF_MAX_VISITS);
-		if ((x->flags[st->pc] & F_TARGET) && prune(x, st)) {
+			return too_complex(v, st);
+		if ((x->flags[st->pc] & F_TARGET) && (err = prune(v, x, st))) {
+			if (err < 0)
+				return err;
 			if (v->walk)
 				fprintf(v->walk, "%d: safe\n", st->pc);
 			return 0;
@@ -379,7 +654,10 @@ static int walk_path(struct vf_env *v, struct explorer *x, struct vf_state *st)
 				vf_print_state(v->walk, v, st);
 			return 0;
 		} else if (op == BPF_JA) {
-			st->pc = (int)jump_target(in, st->pc);
+			from = st->pc;
+			st->pc = (int)jump_target(in, from);
+			if (st->pc <= from)
+				round_trip(st, st->pc, from);
 		} else {
 			if ((err = do_cond(v, st, &jst, &fall, &jump)))
 				return err;
@@ -387,6 +665,13 @@ static int walk_path(struct vf_env *v, struct explorer *x, struct vf_state *st)
 			jst.pc = (int)jump_target(in, from);
 			jst.from = from;
 			st->pc = from + 1;
+			if (fall && jump) {
+				for (int i = 0; i < st->nloops; i++)
+					st->loops[i].forked = true;
+				memcpy(jst.loops, st->loops, sizeof(st->loops));
+			}
+			if (jump && jst.pc <= from)
+				round_trip(&jst, jst.pc, from);
 			if (fall && jump) {
 				if ((err = push(v, x, &jst)))
 					return err;
@@ -414,7 +699,11 @@ static int explore(struct vf_env *v, struct explorer *x)
 	if ((err = push(v, x, &st)))
 		return err;
 	while (x->ntodo) {
-		st = x->todo[--x->ntodo];
+		x->ntodo--;
+		st = x->todo[x->ntodo].st;
+		/* what the path walked after this branch is finished */
+		while (x->npath > x->todo[x->ntodo].depth)
+			x->path[--x->npath]->active = false;
 		if (v->walk && x->visits) {
 			fprintf(v->walk, "from %d to %d: ", st.from, st.pc);
 			vf_print_state(v->walk, v, &st);
@@ -448,11 +737,13 @@ static int drop_dead(struct bpf_insn *insns, size_t n, const uint8_t *flags)
 
 static int verify(const struct bpf_insn *insns, size_t n,
 		  const struct gt_dev_map *maps, int nmaps, const char *clause,
-		  FILE *walk, char *err, size_t errlen, struct bpf_insn *drop)
+		  FILE *walk, char *err, size_t errlen, struct bpf_insn *drop,
+		  int *loop)
 {
 	struct vf_env v = {
 		.insns = insns, .n = n, .maps = maps, .nmaps = nmaps,
 		.clause = clause, .walk = walk, .err = err, .errlen = errlen,
+		.err_loop = -1,
 	};
 	struct explorer x = { 0 };
 	struct seen *s, *next;
@@ -461,6 +752,8 @@ static int verify(const struct bpf_insn *insns, size_t n,
 
 	if (err && errlen)
 		err[0] = '\0';
+	if (loop)
+		*loop = -1;
 	if (n == 0)
 		return vf_fail(&v, -EINVAL, "empty program");
 	if (n > VF_MAX_INSNS)
@@ -471,7 +764,8 @@ static int verify(const struct bpf_insn *insns, size_t n,
 	x.flags = calloc(n, 1);
 	x.seen = calloc(n, sizeof(*x.seen));
 	x.nseen_at = calloc(n, 1);
-	if (!x.flags || !x.seen || !x.nseen_at)
+	x.path = calloc(VF_MAX_SEEN, sizeof(*x.path));
+	if (!x.flags || !x.seen || !x.nseen_at || !x.path)
 		ret = vf_fail(&v, -ENOMEM, "out of memory");
 	else
 		ret = check_cfg(&v, x.flags);
@@ -493,9 +787,12 @@ static int verify(const struct bpf_insn *insns, size_t n,
 			free(s);
 		}
 	free(x.seen);
+	free(x.path);
 	free(x.nseen_at);
 	free(x.flags);
 	free(x.todo);
+	if (loop && ret)
+		*loop = v.err_loop;
 	return ret;
 }
 
@@ -503,12 +800,14 @@ int vf_verify(const struct bpf_insn *insns, size_t n,
 	      const struct gt_dev_map *maps, int nmaps, const char *clause,
 	      FILE *walk, char *err, size_t errlen)
 {
-	return verify(insns, n, maps, nmaps, clause, walk, err, errlen, NULL);
+	return verify(insns, n, maps, nmaps, clause, walk, err, errlen, NULL,
+		      NULL);
 }
 
 int vf_verify_drop(struct bpf_insn *insns, size_t n,
 		   const struct gt_dev_map *maps, int nmaps, const char *clause,
-		   FILE *walk, char *err, size_t errlen)
+		   FILE *walk, char *err, size_t errlen, int *loop)
 {
-	return verify(insns, n, maps, nmaps, clause, walk, err, errlen, insns);
+	return verify(insns, n, maps, nmaps, clause, walk, err, errlen, insns,
+		      loop);
 }

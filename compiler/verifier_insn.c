@@ -64,6 +64,109 @@ static int write_reg(struct vf_env *v, int regno)
 
 /* ---- ALU ---- */
 
+/* Bounds of a scalar as an operand of WIDTH bits: a 32-bit op sees its
+ * low half, whose bounds are known only when the high half is 0. */
+static void operand(const struct vf_reg *r, unsigned width, uint64_t *lo,
+		    uint64_t *hi)
+{
+	*lo = r->umin;
+	*hi = r->umax;
+	if (width == 32 && r->known) {
+		*lo = *hi = (uint32_t)r->val;
+	} else if (width == 32 && *hi > UINT32_MAX) {
+		*lo = 0;
+		*hi = UINT32_MAX;
+	}
+}
+
+/* All ones up to X's highest set bit. */
+static uint64_t fill_bits(uint64_t x)
+{
+	for (int s = 1; s < 64; s <<= 1)
+		x |= x >> s;
+	return x;
+}
+
+/*
+ * Bounds of OP on operands [A0, A1] and [B0, B1] of WIDTH bits, where the
+ * result is not a constant: whatever cannot overflow keeps bounds, the
+ * rest is any value of the width.  These bounds are what lets a loop such
+ * as `while ($i < tid % 4)` end.
+ */
+static void range_alu(struct vf_reg *dst, unsigned op, unsigned width,
+		      uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1,
+		      bool b_known)
+{
+	uint64_t mask = width == 64 ? UINT64_MAX : UINT32_MAX;
+	uint64_t lo = 0, hi = mask;
+
+	/* adding a negative constant is how eBPF subtracts one */
+	if (op == BPF_ADD && b_known && b0 > mask >> 1) {
+		op = BPF_SUB;
+		b0 = b1 = (0 - b0) & mask;
+	}
+	switch (op) {
+	case BPF_ADD:
+		if (a1 <= mask - b1) {
+			lo = a0 + b0;
+			hi = a1 + b1;
+		}
+		break;
+	case BPF_SUB:
+		if (a0 >= b1) {
+			lo = a0 - b1;
+			hi = a1 - b0;
+		}
+		break;
+	case BPF_MUL:
+		if (!a1 || b1 <= mask / a1) {
+			lo = a0 * b0;
+			hi = a1 * b1;
+		}
+		break;
+	case BPF_DIV:		/* x / 0 = 0 */
+		if (b0) {
+			lo = a0 / b1;
+			hi = a1 / b0;
+		} else {
+			hi = a1;
+		}
+		break;
+	case BPF_MOD:		/* x % 0 = x, and x % y <= x */
+		hi = b0 && b1 - 1 < a1 ? b1 - 1 : a1;
+		break;
+	case BPF_AND:
+		hi = a1 < b1 ? a1 : b1;
+		break;
+	case BPF_OR:
+		lo = a0 > b0 ? a0 : b0;
+		hi = fill_bits(a1 > b1 ? a1 : b1);
+		break;
+	case BPF_XOR:
+		hi = fill_bits(a1 > b1 ? a1 : b1);
+		break;
+	case BPF_LSH:
+		if (b_known && b0 < width && a1 <= mask >> b0) {
+			lo = a0 << b0;
+			hi = a1 << b0;
+		}
+		break;
+	case BPF_ARSH:		/* of a value whose sign bit is clear */
+		if (a1 > mask >> 1)
+			break;
+		/* fall through */
+	case BPF_RSH:		/* the lowering masks the shift count */
+		if (b_known && b0 < width) {
+			lo = a0 >> b0;
+			hi = a1 >> b0;
+		} else {
+			hi = a1;
+		}
+		break;
+	}
+	vf_set_range(dst, lo, hi);
+}
+
 static int scalar_alu(struct vf_env *v, struct vf_reg *dst,
 		      const struct vf_reg *src, unsigned op, bool is64, bool x,
 		      int32_t imm)
@@ -86,7 +189,11 @@ static int scalar_alu(struct vf_env *v, struct vf_reg *dst,
 			known = false;
 	}
 	if (!known) {
-		vf_set_scalar(dst, false, 0);
+		uint64_t a0, a1, b0, b1;
+
+		operand(dst, width, &a0, &a1);
+		operand(src, width, &b0, &b1);
+		range_alu(dst, op, width, a0, a1, b0, b1, b0 == b1);
 		return 0;
 	}
 	switch (op) {
@@ -181,8 +288,14 @@ static int do_end(struct vf_env *v, struct vf_state *st,
 	if (dst->type != VT_SCALAR)
 		return vf_fail(v, -EACCES, "byte swap of a %s",
 			       type_name(dst));
-	if (!dst->known)
+	if (!dst->known) {
+		/* the result has imm bits; a 64-bit to_le changes nothing */
+		if (in->imm < 64)
+			vf_set_range(dst, 0, ((uint64_t)1 << in->imm) - 1);
+		else if (BPF_SRC(in->code) == BPF_TO_BE)
+			vf_set_scalar(dst, false, 0);
 		return 0;
+	}
 	if (in->imm < 64)
 		x &= ((uint64_t)1 << in->imm) - 1;
 	/* the device, like the host, is little-endian */
@@ -231,7 +344,14 @@ static int do_alu(struct vf_env *v, struct vf_state *st,
 		if (src.type != VT_SCALAR)
 			return vf_fail(v, -EACCES, "32-bit move of a %s",
 				       type_name(&src));
-		vf_set_scalar(dst, src.known, (uint32_t)src.val);
+		if (src.known) {
+			vf_set_scalar(dst, true, (uint32_t)src.val);
+		} else {
+			uint64_t lo, hi;
+
+			operand(&src, 32, &lo, &hi);
+			vf_set_range(dst, lo, hi);
+		}
 		return 0;
 	}
 	if ((err = read_reg(v, st, in->dst_reg)))
@@ -246,6 +366,8 @@ static int do_alu(struct vf_env *v, struct vf_state *st,
 			vf_set_scalar(dst, true, is64 ? -dst->val :
 						  (uint32_t)-dst->val);
 		else if (!is64)
+			vf_set_range(dst, 0, UINT32_MAX);
+		else
 			vf_set_scalar(dst, false, 0);
 		return 0;
 	}
@@ -363,6 +485,13 @@ static int stack_init(struct vf_env *v, struct vf_state *st, int64_t o,
 	return 0;
 }
 
+/* What a load of SIZE unknown bytes gives: zero-extended. */
+static void load_bounds(struct vf_reg *r, int size)
+{
+	vf_set_range(r, 0, size == 8 ? UINT64_MAX :
+			   ((uint64_t)1 << (8 * size)) - 1);
+}
+
 static int stack_read(struct vf_env *v, struct vf_state *st, int64_t o,
 		      int size, struct vf_reg *out)
 {
@@ -371,7 +500,7 @@ static int stack_read(struct vf_env *v, struct vf_state *st, int64_t o,
 
 	if ((err = stack_init(v, st, o, size, "read of")))
 		return err;
-	vf_set_scalar(out, false, 0);
+	load_bounds(out, size);
 	if (*stack_byte(st, o) != VS_SPILL)
 		return 0;
 	if (size == 8)
@@ -402,7 +531,7 @@ static int do_ldx(struct vf_env *v, struct vf_state *st,
 		if ((err = stack_read(v, st, o, size, &val)))
 			return err;
 	} else {
-		vf_set_scalar(&val, false, 0);
+		load_bounds(&val, size);
 	}
 	st->regs[in->dst_reg] = val;
 	return 0;

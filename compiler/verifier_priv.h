@@ -18,7 +18,7 @@
 
 enum vf_type {
 	VT_NOT_INIT,		/* never written on this path */
-	VT_SCALAR,		/* a number; `known` says whether we know it */
+	VT_SCALAR,		/* a number in [umin, umax]; known: umin == umax */
 	VT_CTX,			/* r1 at entry: may be copied, nothing else */
 	VT_STACK,		/* r10 + off */
 	VT_MAP_VALUE,		/* value of maps[map] + off */
@@ -36,6 +36,7 @@ struct vf_reg {
 	int32_t id;		/* or-null: call insn + 1, shared by copies */
 	int64_t off;		/* pointers: constant offset */
 	uint64_t val;		/* known scalars */
+	uint64_t umin, umax;	/* scalars: unsigned bounds (loops need them) */
 };
 
 enum vf_byte {
@@ -44,12 +45,24 @@ enum vf_byte {
 	VS_SPILL,		/* part of an 8-byte register spill */
 };
 
+#define VF_LOOP_DEPTH	8
+
+/* A loop a path is in: back-edge from TAIL to HEAD taken TRIPS times. */
+struct vf_loop {
+	int head, tail;
+	int trips;
+	bool forked;		/* a branch in it went both ways */
+};
+
 struct vf_state {
 	struct vf_reg regs[VF_NREGS];
 	uint8_t stack[VF_STACK_SIZE];		/* enum vf_byte; [0] is fp-512 */
 	struct vf_reg spill[VF_SLOTS];		/* [0] is fp-512 */
 	int pc;
 	int from;		/* branch this path took last, for the walk */
+	/* not compared: the loops this path is going round, for messages */
+	struct vf_loop loops[VF_LOOP_DEPTH];	/* [0] outermost */
+	int nloops;
 };
 
 struct vf_env {
@@ -62,6 +75,7 @@ struct vf_env {
 	char *err;
 	size_t errlen;
 	int err_pc;		/* instruction an error is reported at */
+	int err_loop;		/* loop an error is about (its first insn), or -1 */
 };
 
 /* Record "CLAUSE: insn PC: MSG" in ERR (first error only); returns RET. */
@@ -85,10 +99,20 @@ void vf_print_reg(FILE *f, const struct vf_env *v, const struct vf_reg *r);
 void vf_print_state(FILE *f, const struct vf_env *v,
 		    const struct vf_state *st);
 
+/* A scalar in [LO, HI] (LO <= HI); known when they are equal. */
+static inline void vf_set_range(struct vf_reg *r, uint64_t lo, uint64_t hi)
+{
+	*r = (struct vf_reg){ .type = VT_SCALAR, .known = lo == hi,
+			      .val = lo == hi ? lo : 0, .umin = lo,
+			      .umax = hi };
+}
+
 static inline void vf_set_scalar(struct vf_reg *r, bool known, uint64_t val)
 {
-	*r = (struct vf_reg){ .type = VT_SCALAR, .known = known,
-			      .val = known ? val : 0 };
+	if (known)
+		vf_set_range(r, val, val);
+	else
+		vf_set_range(r, 0, UINT64_MAX);
 }
 
 static inline bool vf_is_ptr(const struct vf_reg *r)

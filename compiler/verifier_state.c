@@ -27,9 +27,9 @@ void vf_mark_null(struct vf_state *st, int32_t id, bool is_null)
 }
 
 /*
- * Is every concrete value that CUR allows also allowed by OLD?  An unknown
- * scalar covers a known one, a register never written covers anything
- * (OLD's path never read it).
+ * Is every concrete value that CUR allows also allowed by OLD?  A scalar
+ * covers one whose range is inside its own, a register never written
+ * covers anything (OLD's path never read it).
  */
 static bool reg_covers(const struct vf_reg *old, const struct vf_reg *cur)
 {
@@ -38,7 +38,7 @@ static bool reg_covers(const struct vf_reg *old, const struct vf_reg *cur)
 	if (old->type != cur->type)
 		return false;
 	if (old->type == VT_SCALAR)
-		return !old->known || (cur->known && cur->val == old->val);
+		return old->umin <= cur->umin && cur->umax <= old->umax;
 	return old->map == cur->map && old->id == cur->id &&
 	       old->off == cur->off;
 }
@@ -90,8 +90,13 @@ void vf_print_reg(FILE *f, const struct vf_env *v, const struct vf_reg *r)
 	case VT_SCALAR:
 		if (r->known)
 			fprintf(f, "%" PRId64, (int64_t)r->val);
-		else
+		else if (!r->umin && r->umax == UINT64_MAX)
 			fprintf(f, "scalar");
+		else if (!r->umin)
+			fprintf(f, "scalar(umax=%" PRIu64 ")", r->umax);
+		else
+			fprintf(f, "scalar(umin=%" PRIu64 ",umax=%" PRIu64 ")",
+				r->umin, r->umax);
 		break;
 	case VT_CTX:
 		fprintf(f, "ctx");

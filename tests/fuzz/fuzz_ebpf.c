@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p)
 		abort();
 	memcpy(p, data, n * sizeof(*p));
-	if (!vf_verify_drop(p, n, maps, NMAPS, "fuzz", NULL, err, sizeof(err)) &&
+	if (!vf_verify_drop(p, n, maps, NMAPS, "fuzz", NULL, err, sizeof(err),
+			    NULL) &&
 	    !pl_lower(p, n, maps, NMAPS, &o, &f, err, sizeof(err)))
 		pl_func_free(&f);
 	free(p);

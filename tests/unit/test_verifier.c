@@ -86,10 +86,12 @@ static void accept(const char *name, const struct bpf_insn *p, size_t n)
 
 static void test_structure(void)
 {
-	REJECT("back edge", -EINVAL, 1, "back-edge from insn 1 to 0",
-	       MOV(0, 0), JA(-2), EXIT());
-	REJECT("jump to itself", -EINVAL, 1, "back-edge",
-	       MOV(0, 0), JI(BPF_JEQ, 0, 0, -1), EXIT());
+	/* a part reached only by a jump back is reached all the same */
+	REJECT("back edge leaves exit unreachable", -EINVAL, 2,
+	       "unreachable instruction", MOV(0, 0), JA(-2), EXIT());
+	ACCEPT("reached by a jump back only", MOV(6, 0), JA(3),
+	       ALU(BPF_ADD, 6, 1), JI(BPF_JGE, 6, 3, 2), JA(-3),
+	       JI(BPF_JLT, 6, 3, -3), RET0());
 	REJECT("jump out of range", -EINVAL, 1, "jump out of range to insn 7",
 	       MOV(0, 0), JA(5), EXIT());
 	REJECT("falls off the end", -EINVAL, 1, "falls off the end",
@@ -563,6 +565,163 @@ static void test_pruning(void)
 	free(buf);
 }
 
+/* Rounds of "r6 += 1 while r6 < N" (3 insns a round), a loop at 1. */
+static int count_loop(struct bpf_insn *p, int32_t rounds)
+{
+	int n = 0;
+
+	p[n++] = MOV(6, 0);
+	p[n++] = JI(BPF_JGE, 6, rounds, 2);
+	p[n++] = ALU(BPF_ADD, 6, 1);
+	p[n++] = JA(-3);
+	p[n++] = MOV(0, 0);
+	p[n++] = EXIT();
+	return n;
+}
+
+/* ERR of a refused program, and the loop vf_verify_drop blames. */
+static int loop_of(struct bpf_insn *p, size_t n, char *err, size_t len)
+{
+	int loop = -2;
+
+	if (!vf_verify_drop(p, n, maps, NMAPS, "t", NULL, err, len, &loop))
+		return -3;
+	return loop;
+}
+
+/*
+ * while loops: walked round by round with value bounds; refused when a
+ * round comes back to a state an earlier one covers (it may never end)
+ * or when the walk runs past the budget (not bounded, or too long).
+ */
+static void test_loops(void)
+{
+	struct bpf_insn p[64];
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	ACCEPT("loop of 5 rounds", MOV(6, 0), JI(BPF_JGE, 6, 5, 2),
+	       ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	/* codegen's form: the counter lives on the stack */
+	ACCEPT("loop counter on the stack", ST(BPF_DW, 10, -8, 0),
+	       LDX(BPF_DW, 1, 10, -8), JI(BPF_JGE, 1, 10, 3),
+	       ALU(BPF_ADD, 1, 1), STX(BPF_DW, 10, 1, -8), JA(-5), RET0());
+	ACCEPT("loop with a map update each round", MOV(6, 0),
+	       JI(BPF_JSGE, 6, 4, 7), ST(BPF_DW, 10, -8, 0), MOVR(2, 10),
+	       ALU(BPF_ADD, 2, -8), MOV(1, 1), CALL(GT_DH_MAP_LOOKUP),
+	       ALU(BPF_ADD, 6, 1), JA(-8), RET0());
+	ACCEPT("nested loops 3 x 4", MOV(6, 0), JI(BPF_JGE, 6, 3, 6),
+	       MOV(7, 0), JI(BPF_JGE, 7, 4, 2), ALU(BPF_ADD, 7, 1), JA(-3),
+	       ALU(BPF_ADD, 6, 1), JA(-7), RET0());
+	/* break: leave from the middle; continue: back from the middle */
+	ACCEPT("loop with break", MOV(6, 0), ALU(BPF_ADD, 6, 1),
+	       JI(BPF_JEQ, 6, 7, 1), JA(-3), RET0());
+	ACCEPT("loop with continue", MOV(6, 0), JI(BPF_JGE, 6, 6, 5),
+	       ALU(BPF_ADD, 6, 1), JI(BPF_JSET, 6, 1, -3), CALL(GT_DH_SMID),
+	       MOVR(7, 0), JA(-6), RET0());
+	/* trip counts bounded by the value, not known: per thread */
+	ACCEPT("bound from % 4", CALL(GT_DH_TID_X), MOVR(7, 0),
+	       ALU(BPF_MOD, 7, 4), MOV(6, 0), JR(BPF_JGE, 6, 7, 2),
+	       ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	ACCEPT("bound from & 7, signed compare", CALL(GT_DH_CLOCK),
+	       MOVR(7, 0), ALU(BPF_AND, 7, 7), MOV(6, 0),
+	       JR(BPF_JSGE, 6, 7, 2), ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	ACCEPT("bound from >> 54, counting down", CALL(GT_DH_CLOCK),
+	       MOVR(6, 0), ALU(BPF_RSH, 6, 54), JI(BPF_JEQ, 6, 0, 2),
+	       ALU(BPF_ADD, 6, -1), JA(-3), RET0());
+	ACCEPT("bound from a 1-byte load", ST(BPF_DW, 10, -8, 0),
+	       CALL(GT_DH_CLOCK), STX(BPF_DW, 10, 0, -8),
+	       LDX(BPF_B, 7, 10, -8), MOV(6, 0), JR(BPF_JGE, 6, 7, 2),
+	       ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	ACCEPT("bound learnt from a branch", CALL(GT_DH_CLOCK), MOVR(7, 0),
+	       JI(BPF_JGT, 7, 9, 4), MOV(6, 0), JR(BPF_JGE, 6, 7, 2),
+	       ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	ACCEPT("bound through a 32-bit move", CALL(GT_DH_CLOCK),
+	       ALU32R(BPF_MOV, 7, 0), ALU(BPF_RSH, 7, 24), MOV(6, 0),
+	       JR(BPF_JGE, 6, 7, 2), ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+
+	REJECT("jump to itself", -EACCES, 1, "loop at insn 1 may never end",
+	       MOV(0, 0), JI(BPF_JEQ, 0, 0, -1), EXIT());
+	REJECT("ja to itself", -EACCES, 2, "loop at insn 2 may never end",
+	       CALL(GT_DH_CLOCK), JI(BPF_JEQ, 0, 0, 1), JA(-1), RET0());
+	REJECT("loop on a map value", -EACCES, 0, "may never end",
+	       ST(BPF_DW, 10, -8, 0), MOVR(2, 10), ALU(BPF_ADD, 2, -8),
+	       MOV(1, 1), CALL(GT_DH_MAP_LOOKUP), JI(BPF_JEQ, 0, 0, 3),
+	       LDX(BPF_DW, 1, 0, 0), JI(BPF_JEQ, 1, 0, 1), JA(-9), RET0());
+	REJECT("loop on an unknown bound", -EACCES, -1, "loop at insn 3 is "
+	       "not bounded", CALL(GT_DH_CLOCK), MOVR(7, 0), MOV(6, 0),
+	       JR(BPF_JGE, 6, 7, 2), ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	/* % by an unknown keeps the dividend's bound: none */
+	REJECT("no bound from % unknown", -EACCES, -1, "not bounded",
+	       CALL(GT_DH_CLOCK), MOVR(7, 0), CALL(GT_DH_CLOCK),
+	       ALUR(BPF_MOD, 7, 0), MOV(6, 0), JR(BPF_JGE, 6, 7, 2),
+	       ALU(BPF_ADD, 6, 1), JA(-3), RET0());
+	/* 32-bit compares say nothing of the high half */
+	REJECT("no bound from a 32-bit compare", -EACCES, -1, "not bounded",
+	       CALL(GT_DH_CLOCK), MOVR(7, 0), J32I(BPF_JGT, 7, 9, 4),
+	       MOV(6, 0), JR(BPF_JGE, 6, 7, 2), ALU(BPF_ADD, 6, 1), JA(-3),
+	       RET0());
+
+	/* the budget: 3 insns a round, 100 000 instructions explored */
+	n = count_loop(p, 33000);
+	accept("loop of 33000 rounds", p, n);
+	n = count_loop(p, 34000);
+	reject("loop of 34000 rounds", p, n, -EACCES, -1, "loop at insn 1 "
+	       "runs too long: more than 100000 instructions explored");
+
+	/* the loop blamed is the one that keeps going round */
+	{
+		struct bpf_insn outer[] = {	/* outer unbounded at 3 */
+			CALL(GT_DH_CLOCK), MOVR(8, 0), MOV(6, 0),
+			JR(BPF_JGE, 6, 8, 6), MOV(7, 0),
+			JI(BPF_JGE, 7, 4, 2), ALU(BPF_ADD, 7, 1), JA(-3),
+			ALU(BPF_ADD, 6, 1), JA(-7), RET0(),
+		};
+		struct bpf_insn inner[] = {	/* inner unbounded at 5 */
+			CALL(GT_DH_CLOCK), MOVR(8, 0), MOV(6, 0),
+			JI(BPF_JGE, 6, 4, 6), MOV(7, 0),
+			JR(BPF_JGE, 7, 8, 2), ALU(BPF_ADD, 7, 1), JA(-3),
+			ALU(BPF_ADD, 6, 1), JA(-7), RET0(),
+		};
+		struct bpf_insn same[] = {	/* outer repeats itself at 2 */
+			CALL(GT_DH_CLOCK), MOVR(8, 0),
+			JI(BPF_JEQ, 8, 0, 6), MOV(7, 0),
+			JI(BPF_JGE, 7, 4, 2), ALU(BPF_ADD, 7, 1), JA(-3),
+			CALL(GT_DH_CLOCK), JA(-7), RET0(),
+		};
+		int lo = loop_of(outer, 12, err, sizeof(err));
+		int li = loop_of(inner, 12, err, sizeof(err));
+		int ls = loop_of(same, 11, err, sizeof(err));
+
+		CHECK(lo == 3, "unbounded outer loop blamed");
+		CHECK(li == 5, "unbounded inner loop blamed");
+		CHECK(ls == 2 && strstr(err, "may never end"),
+		      "repeating outer loop blamed, not its inner one");
+		CHECK(loop_of(p, 0, err, sizeof(err)) == -1,
+		      "no loop blamed for other errors");
+	}
+
+	/* -d verifier shows the bounds */
+	f = open_memstream(&buf, &len);
+	{
+		const struct bpf_insn q[] = {
+			CALL(GT_DH_TID_X), MOVR(7, 0), ALU(BPF_MOD, 7, 4),
+			MOV(6, 0), JR(BPF_JGE, 6, 7, 2), ALU(BPF_ADD, 6, 1),
+			JA(-3), RET0(),
+		};
+
+		CHECK(vf_verify(q, 9, maps, NMAPS, "t", f, err,
+				sizeof(err)) == 0, "walk of a loop verifies");
+	}
+	fclose(f);
+	CHECK(strstr(buf, "R7=scalar(umax=3)") != NULL, "walk shows bounds");
+	CHECK(strstr(buf, "R6=3 R7=3") != NULL && strstr(buf, "R6=1 R7=1"),
+	      "walk goes round until the bound");
+	free(buf);
+}
+
 /*
  * The lowering emits every instruction, so the proof must cover them all
  * (issue 17, defect 3): register numbers past r10 are refused even where
@@ -589,7 +748,8 @@ static void test_dead_code(void)
 	       MOV(0, 0), JI(BPF_JEQ, 0, 0, 1), MOVR(0, 11), RET0());
 	REJECT("byte swap of r13", -EINVAL, 0, "invalid register r13",
 	       I(BPF_ALU | BPF_END | BPF_TO_BE, 13, 0, 0, 64), RET0());
-	ret = vf_verify_drop(dead, 5, maps, NMAPS, "t", NULL, err, sizeof(err));
+	ret = vf_verify_drop(dead, 5, maps, NMAPS, "t", NULL, err, sizeof(err),
+			     NULL);
 	CHECK(ret == 0, "dead store verified");
 	CHECK(!memcmp(dead, want, sizeof(want)), "dead store dropped");
 	CHECK(!pl_lower(dead, 5, maps, NMAPS, &o, &fa, err, sizeof(err)) &&
@@ -615,5 +775,6 @@ int main(void)
 	test_every_helper();
 	test_walk();
 	test_pruning();
+	test_loops();
 	UNIT_END();
 }
