@@ -220,14 +220,16 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 		return pl_fail(&c, -EINVAL, 0, "empty program");
 	c.in = calloc(n, sizeof(*c.in));
 	c.target = calloc(n, sizeof(*c.target));
-	if (!c.in || !c.target) {
+	c.in_loop = calloc(n, sizeof(*c.in_loop));
+	if (!c.in || !c.target || !c.in_loop) {
 		ret = pl_fail(&c, -ENOMEM, 0, "out of memory");
 		goto out;
 	}
 	if ((ret = pl_analyze(&c)))
 		goto out;
-	/* the body first: the prologue depends on what it finds */
-	c.straight = opts->defer;
+	/* the body first: the prologue depends on what it finds; a loop
+	 * branches, and its updates are not deferred (update()) */
+	c.straight = opts->defer && !c.has_loop;
 	if ((ret = emit_body(&c)))
 		goto out;
 	if (c.straight && (strstr(c.out.s, "call ") || strstr(c.out.s, "%pg"))) {
@@ -262,6 +264,7 @@ out:
 	free(c.out.s);
 	free(c.in);
 	free(c.target);
+	free(c.in_loop);
 	return ret;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lowering's analysis: one forward pass in instruction order (jumps
- * only go forward, so that order sees every predecessor first) that knows
- * for each register whether it is a constant, a stack pointer at a known
+ * The lowering's analysis: passes in instruction order, repeated until
+ * nothing changes (a jump back brings a loop's end state to its start;
+ * values only ever widen, toward PK_MIXED, so this ends), that know for
+ * each register whether it is a constant, a stack pointer at a known
  * offset, or a map value.  From it: constants the lowering needs (kernel
  * argument indexes), which memory accesses hit the stack at a constant
  * offset (then .local with a constant address, or a register), and which
@@ -48,16 +49,30 @@ static struct pl_val meet(struct pl_val a, struct pl_val b)
 	return mkval(PK_MIXED, 0);
 }
 
-static void flow(struct pl_ctx *c, size_t to, const struct pl_state *st)
+/*
+ * ST flows from instruction FROM into TO.  A change at or before FROM
+ * (a jump back) needs another pass; later ones this pass still sees.
+ */
+static void flow(struct pl_ctx *c, size_t from, size_t to,
+		 const struct pl_state *st)
 {
 	struct pl_state *d = &c->in[to];
+	bool changed = false;
 
 	if (!d->reached) {
 		*d = *st;
-		return;
+		changed = true;
+	}
+	for (int r = 0; r < 11 && !changed; r++) {
+		struct pl_val m = meet(d->r[r], st->r[r]);
+
+		if (m.kind != d->r[r].kind || m.val != d->r[r].val)
+			changed = true;
 	}
 	for (int r = 0; r < 11; r++)
 		d->r[r] = meet(d->r[r], st->r[r]);
+	if (changed && to <= from)
+		c->changed = true;
 }
 
 const struct gt_dev_map *pl_map(const struct pl_ctx *c, int64_t id)
@@ -312,23 +327,25 @@ static int an_jmp(struct pl_ctx *c, struct pl_state *st, size_t i)
 		return 0;
 	if (op == BPF_JA && BPF_CLASS(in->code) == BPF_JMP32)
 		return pl_fail(c, -EINVAL, i, "gotol is not supported");
-	if (in->off < 0 || t >= c->n)
+	if ((int64_t)i + 1 + in->off < 0 || t >= c->n)
 		return pl_fail(c, -EINVAL, i, "jump out of range");
+	/* a loop: [t, i] holds every instruction of it (and maybe more) */
+	for (size_t k = t; k <= i && t <= i; k++)
+		c->in_loop[k] = c->has_loop = true;
 	if (in->dst_reg == BPF_REG_10 ||
 	    (BPF_SRC(in->code) == BPF_X && in->src_reg == BPF_REG_10))
 		c->need_fp = true;
 	c->target[t] = true;
-	flow(c, t, st);
+	flow(c, i, t, st);
 	return 0;
 }
 
-int pl_analyze(struct pl_ctx *c)
+/* One pass over the program in instruction order. */
+static int an_pass(struct pl_ctx *c, struct an_spill *sp)
 {
-	struct an_spill sp = { false, false };
 	struct pl_state st;
 	int err;
 
-	c->in[0].reached = true;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct bpf_insn *in = &c->insns[i];
 		size_t next = i + 1;
@@ -354,7 +371,7 @@ int pl_analyze(struct pl_ctx *c)
 		case BPF_LDX:
 		case BPF_ST:
 		case BPF_STX:
-			if ((err = an_mem(c, &st, i, &sp)))
+			if ((err = an_mem(c, &st, i, sp)))
 				return err;
 			break;
 		case BPF_JMP:
@@ -370,8 +387,31 @@ int pl_analyze(struct pl_ctx *c)
 				       in->code);
 		}
 		if (next < c->n)
-			flow(c, next, &st);
+			flow(c, i, next, &st);
 	}
+	return 0;
+}
+
+int pl_analyze(struct pl_ctx *c)
+{
+	struct an_spill sp = { false, false }, was;
+	int err;
+
+	c->in[0].reached = true;
+	/*
+	 * Until nothing changes (one pass without loops): what an
+	 * instruction adds to the flags and slots only grows, so the last
+	 * pass's state is what holds.  In a loop a load may also come after
+	 * a spill later in the text: a pass that finds a spill goes again.
+	 */
+	do {
+		c->changed = false;
+		was = sp;
+		if ((err = an_pass(c, &sp)))
+			return err;
+		if (c->has_loop && (sp.stack != was.stack || sp.mapv != was.mapv))
+			c->changed = true;
+	} while (c->changed);
 	if (c->unknown_stack || sp.stack)
 		touch(c, -PL_FRAME, PL_FRAME, PS_ESCAPED);
 	if (c->unknown_stack || sp.stack)

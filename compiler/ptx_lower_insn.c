@@ -362,14 +362,16 @@ static void shard_addr(struct pl_ctx *c, int64_t map, bool smload)
  * v, and p: whether to add) and pl_func.flush, spliced before every exit,
  * adds them.  An entry probe's update then costs the kernel nothing
  * before its own memory accesses; map contents are the same once the
- * thread is done.
+ * thread is done.  An update in a loop (insn I) may run several times
+ * per call, and a deferred one keeps only its last: it is made at once.
  */
-static void update(struct pl_ctx *c, const char *addr, const char *val)
+static void update(struct pl_ctx *c, size_t i, const char *addr,
+		   const char *val)
 {
 	struct pl_buf *b = &c->out;
 	int k = c->opts->index, n = c->ndefer;
 
-	if (!c->opts->defer) {
+	if (!c->opts->defer || c->in_loop[i]) {
 		pl_printf(b, "\tred.global.add.u64 [%s+%d], %s;\n", addr,
 			  DEVRT_LINE + 16, val);
 		return;
@@ -434,19 +436,19 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 	 * (devrt_map_foreach), and the update is the only memory access */
 	switch (k) {
 	case AI_COUNT:
-		update(c, "%t0", "%r0");
+		update(c, i, "%t0", "%r0");
 		break;
 	case AI_HIST:
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
 			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
-		update(c, "%t0", "%r0");
+		update(c, i, "%t0", "%r0");
 		break;
 	case AI_SMLOAD:
 		/* its words are per SM: word smid, if the map has that many */
 		skip_if(c, "ge", "%u2, %u5", "%p1", i);
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u2, 8;\n"
 			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
-		update(c, "%t0", "%r3");
+		update(c, i, "%t0", "%r3");
 		break;
 	}
 	pl_printf(b, "$Lc%zu:\n", i);

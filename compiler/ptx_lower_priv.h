@@ -56,6 +56,9 @@ struct pl_ctx {
 	const struct pl_opts *opts;
 	struct pl_state *in;	/* state before each instruction */
 	bool *target;		/* is a jump target */
+	bool *in_loop;		/* may run more than once per call */
+	bool has_loop;		/* some jump goes back */
+	bool changed;		/* the analysis needs another pass */
 	uint8_t slot[PL_SLOTS];
 	bool unknown_stack;	/* stack reached through an unknown offset */
 	bool need_fp;		/* r10's value is used */

@@ -13,6 +13,10 @@
  *   aggs       every aggregation against totals computed here
  *   plain      update, lookup (with atomics on the value), delete
  *   warp       gpu:warp runs once per warp; lanes counts the lanes
+ *   loop       while loops: rounds that differ per thread (break,
+ *              continue, a pointer moving down the stack) against the
+ *              interpreter; count, hist and keyed count in a loop
+ *              that lanes leave at different rounds
  *   stop       the context's stop flag turns probes off
  *
  * tests/lower/run_gpu.sh builds and runs it.  Prints PASS/FAIL lines.
@@ -122,6 +126,16 @@ static bool cond(unsigned op, uint64_t a, uint64_t b)
 	return false;
 }
 
+/* The host address ADDR of SIZE bytes, if they are in STACK. */
+static uint8_t *on_stack(uint8_t *stack, uint64_t addr, int size)
+{
+	uintptr_t lo = (uintptr_t)stack;
+
+	if (addr < lo || addr + size > lo + 512)
+		return NULL;
+	return (uint8_t *)(uintptr_t)addr;
+}
+
 static int interp(const struct bpf_insn *p, int n, struct run *rn)
 {
 	uint64_t r[11] = { 0 };
@@ -130,7 +144,9 @@ static int interp(const struct bpf_insn *p, int n, struct run *rn)
 
 	/* r10 is a host pointer here: programs only add offsets to it */
 	r[10] = (uint64_t)(uintptr_t)fp;
-	for (int pc = 0; pc < n; pc++) {
+	for (int pc = 0, steps = 0; pc < n; pc++) {
+		if (++steps > 100000)
+			return -1;	/* the verifier's bound */
 		const struct bpf_insn *in = &p[pc];
 		unsigned cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
 		bool x = BPF_SRC(in->code) == BPF_X;
@@ -163,16 +179,15 @@ static int interp(const struct bpf_insn *p, int n, struct run *rn)
 			pc++;
 			break;
 		case BPF_LDX:
-			if (in->src_reg != BPF_REG_10)
+			if (!(a = on_stack(stack, r[in->src_reg] + in->off, sz)))
 				return -1;
-			memcpy(&v, fp + in->off, sz);
+			memcpy(&v, a, sz);
 			r[in->dst_reg] = v;
 			break;
 		case BPF_ST:
 		case BPF_STX:
-			if (in->dst_reg != BPF_REG_10)
+			if (!(a = on_stack(stack, r[in->dst_reg] + in->off, sz)))
 				return -1;
-			a = fp + in->off;
 			v = cls == BPF_ST ? (uint64_t)(int64_t)in->imm :
 					    r[in->src_reg];
 			if (BPF_MODE(in->code) != BPF_ATOMIC) {
@@ -587,6 +602,49 @@ static void test_warp(void)
 	    "gpu_lower/warp_lanes: %llu", (unsigned long long)g.val[0][0]);
 }
 
+/*
+ * while loops (lower_progs.h): 5 rounds in each warp's leader, and rounds
+ * that differ per lane (tid % 4: 0..3) so that lanes leave the loop at
+ * different rounds and each update combines whichever lanes are still in.
+ */
+static void test_loops(void)
+{
+	enum { G = 16, B = 128, N = G * B };
+	static struct got g;
+	uint64_t h[34] = { 0 }, k[3] = { 0 };
+	int ok;
+
+	launch(LP_LOOPW, 3, 48, 0, 0, 0);
+	CHK(read_map(LM_LOOPW, &g) == 1 && g.val[0][0] == 5 * 6,
+	    "gpu_lower/loop_warp_5_rounds: %llu (want 30)",
+	    (unsigned long long)g.val[0][0]);
+	launch(LP_LOOPT, G, B, 0, 0, 0);
+	/* lane t goes round t % 4 times, with $i = 0 .. t % 4 - 1 */
+	for (int t = 0; t < N; t++)
+		for (int i = 0; i < t % 4; i++) {
+			h[hist_index(i)]++;
+			k[i]++;
+		}
+	CHK(read_map(LM_LOOPC, &g) == 1 && g.val[0][0] == N / 4 * 6,
+	    "gpu_lower/loop_thread_count: %llu (want %d)",
+	    (unsigned long long)g.val[0][0], N / 4 * 6);
+	CHK(read_map(LM_LOOPH, &g) == 1 && !memcmp(g.val[0], h, sizeof(h)),
+	    "gpu_lower/loop_thread_hist: [0] %llu [1] %llu [2, 4) %llu "
+	    "(want %llu %llu %llu)", (unsigned long long)g.val[0][1],
+	    (unsigned long long)g.val[0][2], (unsigned long long)g.val[0][3],
+	    (unsigned long long)h[1], (unsigned long long)h[2],
+	    (unsigned long long)h[3]);
+	ok = read_map(LM_LOOPK, &g) == 3;
+	for (int i = 0; ok && i < 3; i++) {
+		uint64_t key = key_of(&g, i);
+
+		ok = key < 3 && g.val[i][0] == k[key];
+	}
+	CHK(ok, "gpu_lower/loop_thread_keyed: %d keys (want 3: %llu %llu "
+	    "%llu)", g.n, (unsigned long long)k[0], (unsigned long long)k[1],
+	    (unsigned long long)k[2]);
+}
+
 static void test_stop(void)
 {
 	static struct got g;
@@ -649,10 +707,12 @@ int main(void)
 	setup();
 	test_interp(LP_ALU, 1, &progs[LP_ALU]);
 	test_interp(LP_JMP, 2, &progs[LP_JMP]);
+	test_interp(LP_LOOP, 5, &progs[LP_LOOP]);
 	test_builtins();
 	test_aggs();
 	test_plain();
 	test_warp();
+	test_loops();
 	test_stop();
 	CHK(ring_drops() == 0, "gpu_lower/no_ring_drops");
 	free(text);

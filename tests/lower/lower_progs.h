@@ -32,7 +32,7 @@
 enum {
 	LM_COUNT, LM_HIST, LM_PLAIN, LM_SUM, LM_MIN, LM_MAX, LM_AVG,
 	LM_STATS, LM_LHIST, LM_SMLOAD, LM_KEY20, LM_ACC, LM_WCOUNT,
-	LM_WLANES, LM_N
+	LM_WLANES, LM_LOOPW, LM_LOOPC, LM_LOOPH, LM_LOOPK, LM_N
 };
 
 struct lp_mapdef {
@@ -55,6 +55,10 @@ static const struct lp_mapdef lp_mapdefs[LM_N] = {
 	[LM_ACC] = { DEVRT_K_PLAIN, 0, 0, 8, 0, 0, 0 },
 	[LM_WCOUNT] = { DEVRT_K_COUNT, 0, 0, 8, 0, 0, 0 },
 	[LM_WLANES] = { DEVRT_K_SUM, 0, 0, 8, 0, 0, 0 },
+	[LM_LOOPW] = { DEVRT_K_COUNT, 0, 0, 8, 0, 0, 0 },
+	[LM_LOOPC] = { DEVRT_K_COUNT, 0, 0, 8, 0, 0, 0 },
+	[LM_LOOPH] = { DEVRT_K_HIST, 0, 0, 8, 0, 0, 0 },
+	[LM_LOOPK] = { DEVRT_K_COUNT, 0, 8, 8, 0, 0, 0 },
 };
 
 static inline void lp_maps(struct gt_dev_map *m)
@@ -434,14 +438,95 @@ static inline void lp_hist(struct lp_prog *p)
 	E(I_EXIT());
 }
 
+/*
+ * A loop whose rounds differ per thread, with continue and break, that
+ * stores through a pointer moving down the stack (the lowering must not
+ * take it for one slot):  x = lp_inputs' x; i = 0; p = fp-32;
+ * while (i < tid % 8) { i++; x = x * 3 + i; if (x & 1) continue;
+ * if (x >> 60 == 5) break; *p = x; p -= 8; }  printf(5, fp-88 .. fp-8).
+ */
+static inline void lp_loop(struct lp_prog *p)
+{
+	p->name = "loop";
+	lp_inputs(p);
+	for (int off = -88; off <= -16; off += 8)
+		E(I_ST(BPF_DW, BPF_REG_10, off, 0));
+	E(I_MOV64_REG(BPF_REG_9, BPF_REG_8));
+	E(I_ALU64_IMM(BPF_MOD, BPF_REG_9, 8));
+	E(I_MOV64_REG(BPF_REG_1, BPF_REG_10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, -32));
+	E(I_MOV64_IMM(BPF_REG_2, 0));
+	/* head */
+	E(I_JMP_REG(BPF_JGE, BPF_REG_2, BPF_REG_9, 10));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_2, 1));
+	E(I_ALU64_IMM(BPF_MUL, BPF_REG_6, 3));
+	E(I_ALU64_REG(BPF_ADD, BPF_REG_6, BPF_REG_2));
+	E(I_JMP_IMM(BPF_JSET, BPF_REG_6, 1, -5));	/* continue */
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_6));
+	E(I_ALU64_IMM(BPF_RSH, BPF_REG_3, 60));
+	E(I_JMP_IMM(BPF_JEQ, BPF_REG_3, 5, 3));		/* break */
+	E(I_STX(BPF_DW, BPF_REG_1, BPF_REG_6, 0));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_1, -8));
+	E(I_JA(-11));
+	/* out */
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_2, -24));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_6, -16));
+	lp_print(p, 5, -88, 88);
+}
+
+/* gpu:warp: $i = 0; while ($i < 5) { @lw = count(); $i++; } ($i on the
+ * stack, in a register once lowered) */
+static inline void lp_loop_warp(struct lp_prog *p)
+{
+	p->name = "loop_warp";
+	p->mode = PL_WARP;
+	E(I_ST(BPF_DW, BPF_REG_10, -8, 0));
+	E(I_LDX(BPF_DW, BPF_REG_6, BPF_REG_10, -8));
+	E(I_JMP_IMM(BPF_JGE, BPF_REG_6, 5, 7));
+	lp_agg(p, GT_DH_AGG_COUNT, LM_LOOPW, 0);
+	E(I_LDX(BPF_DW, BPF_REG_6, BPF_REG_10, -8));
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_6, 1));
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_6, -8));
+	E(I_JA(-9));
+	E(I_MOV64_IMM(BPF_REG_0, 0));
+	E(I_EXIT());
+}
+
+/*
+ * Every thread: $i = 0; while ($i < tid % 4) { @lc = count();
+ * @lh = hist($i); @lk[$i] = count(); $i++; }  The lanes of a warp leave
+ * the loop at different rounds: the warp-level combining of each update
+ * (activemask, match.any) must count each lane once.
+ */
+static inline void lp_loop_thread(struct lp_prog *p)
+{
+	p->name = "loop_thread";
+	CALL(GT_DH_TID_X);
+	E(I_MOV64_REG(BPF_REG_7, BPF_REG_0));
+	E(I_ALU64_IMM(BPF_MOD, BPF_REG_7, 4));
+	E(I_MOV64_IMM(BPF_REG_6, 0));
+	E(I_JMP_REG(BPF_JGE, BPF_REG_6, BPF_REG_7, 14));
+	lp_agg(p, GT_DH_AGG_COUNT, LM_LOOPC, 0);
+	E(I_MOV64_REG(BPF_REG_3, BPF_REG_6));
+	lp_agg(p, GT_DH_AGG_HIST, LM_LOOPH, 0);
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_6, LP_K));
+	lp_agg(p, GT_DH_AGG_COUNT, LM_LOOPK, LP_K);
+	E(I_ALU64_IMM(BPF_ADD, BPF_REG_6, 1));
+	E(I_JA(-15));
+	E(I_MOV64_IMM(BPF_REG_0, 0));
+	E(I_EXIT());
+}
+
 enum { LP_ALU, LP_JMP, LP_BUILTIN, LP_AGGS, LP_UPDATE, LP_LOOKUP,
-       LP_DELETE, LP_WARP, LP_COUNT, LP_HIST, LP_NPROGS };
+       LP_DELETE, LP_WARP, LP_COUNT, LP_HIST, LP_LOOP, LP_LOOPW, LP_LOOPT,
+       LP_NPROGS };
 
 static inline void lp_build(struct lp_prog *p, int which)
 {
 	static void (*const fn[LP_NPROGS])(struct lp_prog *) = {
 		lp_alu, lp_jmp, lp_builtin, lp_aggs, lp_update, lp_lookup,
-		lp_delete, lp_warp, lp_count, lp_hist,
+		lp_delete, lp_warp, lp_count, lp_hist, lp_loop, lp_loop_warp,
+		lp_loop_thread,
 	};
 
 	memset(p, 0, sizeof(*p));

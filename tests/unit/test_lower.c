@@ -112,6 +112,7 @@ static int lower_one(int which, bool no_promote, struct pl_func *f,
 static void test_programs(struct pl_func *f)
 {
 	static const int nargs[LP_NPROGS] = { [LP_ALU] = 2, [LP_JMP] = 2,
+					      [LP_LOOP] = 2,
 					      [LP_BUILTIN] = 3 };
 	char err[512], name[64];
 
@@ -280,6 +281,58 @@ static void test_defer(void)
 	}
 	/* exit clauses and the call form update in place */
 	CHECK(prog_flush_free(LP_COUNT), "defer_off_no_flush");
+}
+
+/*
+ * Loops: the analysis runs to a fixed point over the jump back, updates
+ * in a loop are not deferred (a deferred one would keep its last round
+ * only), and the code jumps back to the loop's label.
+ */
+static void test_loops(const struct pl_func *f)
+{
+	const struct bpf_insn argloop[] = {	/* arg(r6) for r6 = 0, 1 */
+		I_MOV64_IMM(BPF_REG_6, 0),
+		I_MOV64_REG(BPF_REG_1, BPF_REG_6),
+		I_CALL(GT_DH_ARG),
+		I_ALU64_IMM(BPF_ADD, BPF_REG_6, 1),
+		I_JMP_IMM(BPF_JLT, BPF_REG_6, 2, -4),
+		I_MOV64_IMM(BPF_REG_0, 0),
+		I_EXIT(),
+	};
+	const char *loop = f[LP_LOOP].text, *w = f[LP_LOOPW].text;
+	struct pl_opts o = { .index = 3, .mode = PL_WARP, .defer = true };
+	struct pl_func g;
+	char err[256];
+	int r;
+
+	/* the pointer moving down the stack is no constant slot: the
+	 * whole frame in .local, nothing promoted (one forward pass would
+	 * have seen fp-32 only, and kept x at fp-8 in a register) */
+	CHECK(f[LP_LOOP].promoted == 0 && f[LP_LOOP].frame == 512 &&
+	      strstr(loop, "bra.uni $L28;") && strstr(loop, "\n$L28:\n") <
+	      strstr(loop, "bra.uni $L28;"), "loop_pointer_to_fixed_point");
+	/* a counter at a constant slot stays in a register round the loop */
+	CHECK(f[LP_LOOPW].promoted == 1 && f[LP_LOOPW].frame == 0 &&
+	      strstr(w, "\n$L1:\n\tmov.b64 %r6, %s63;") &&
+	      strstr(w, "bra.uni $L1;"), "loop_counter_promoted");
+	CHECK(strstr(f[LP_LOOPT].text, "match.any.sync.b32") &&
+	      strstr(f[LP_LOOPT].text, "call __gt_rt_agg8,"),
+	      "loop_thread_warp_helpers");
+	/* an entry probe defers its updates, except those in a loop */
+	lp_build(&prog, LP_LOOPW);
+	r = pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &g, err,
+		     sizeof(err));
+	CHECK(r == 0 && !g.flush && strstr(g.text, "red.global.add.u64") &&
+	      !strstr(g.text, "%gt_d3_") && !strstr(g.text, "%pskip, "),
+	      "loop_update_not_deferred");
+	if (!r)
+		pl_func_free(&g);
+	/* a register constant before the loop is not one in it */
+	r = pl_lower(argloop, 7, maps, LM_N, &o, &g, err, sizeof(err));
+	CHECK(r == -ENOTSUP && strstr(err, "insn 2: kernel argument index "
+				      "is not a constant"), "loop_fixed_point");
+	if (!r)
+		pl_func_free(&g);
 }
 
 static void test_no_promote(void)
@@ -702,6 +755,7 @@ int main(void)
 	test_exit_time(f);
 	test_no_promote();
 	test_defer();
+	test_loops(f);
 	test_errors();
 	test_call_text();
 	test_assemble(f);
