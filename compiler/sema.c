@@ -1456,10 +1456,6 @@ static void check_stmt(struct ctx *c, struct node *n)
 	case N_WHILE: {
 		struct type *t;
 
-		if (c->ci->device) {
-			err(c, n->loc, "while loops are not available in gpu: probes; use unroll");
-			break;
-		}
 		t = check_expr(c, n->a);
 		if (t && !type_is_num(t))
 			err(c, n->a->loc, "condition must be an integer, not %s",
