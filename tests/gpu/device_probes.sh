@@ -55,6 +55,19 @@ for k in 0 1 2 3; do
 	expect_eq "@b[$k] = blocks/4 x ITERS" "$(sed -n "s/^@b\\[$k\\]: //p" "$T/blk.out")" "$per"
 done
 
+# while loops: 5 rounds per warp; tid % 4 rounds per thread (the lanes
+# leave at different rounds; vadd's blocks are 256 threads)
+run wloop 'gpu:warp:vadd { $i = 0; while ($i < 5) { @w = count(); $i++; } }' "$P vadd $N $ITERS"
+expect_eq "while: gpu:warp count = 5 x ITERS x warps" "$(val "$T/wloop.out" @w)" $((5 * warps))
+run tloop 'gpu:kernel:vadd { $i = 0; while ($i < threadIdx.x % 4) { @t = count(); @k[$i] = count(); $i++; } }' "$P vadd $N $ITERS"
+expect_eq "while: gpu:kernel count = 6/4 x ITERS x threads" "$(val "$T/tloop.out" @t)" $((threads / 4 * 6))
+for k in 0 1 2; do
+	expect_eq "while: @k[$k] = (3 - $k)/4 x ITERS x threads" \
+		"$(sed -n "s/^@k\\[$k\\]: //p" "$T/tloop.out")" $((threads / 4 * (3 - k)))
+done
+grep -q "^$sum\$" "$T/tloop.out" && ok "results identical under a while loop" ||
+	bad "results identical under a while loop" "checksum differs"
+
 # launch-to-start latency: microseconds to milliseconds, never negative
 run lat 'gpu:warp:vadd { @lat = hist(gtime - launch_ns); @neg = sum(gtime < launch_ns); }' "$P vadd $N $ITERS"
 expect_eq "gtime - launch_ns never negative" "$(val "$T/lat.out" @neg)" 0
