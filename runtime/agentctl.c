@@ -101,23 +101,6 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	return 0;
 }
 
-static char *cache_dir(void)
-{
-	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-	char *s = NULL;
-
-	if (x && x[0] == '/') {
-		if (asprintf(&s, "%s/gputrace", x) < 0)
-			return NULL;
-	} else if (h && h[0] == '/') {
-		if (asprintf(&s, "%s/.cache/gputrace", h) < 0)
-			return NULL;
-	} else {
-		return strdup("");
-	}
-	return s;
-}
-
 int agentctl_build(const struct unit *u, const struct device_set *ds,
 		   const struct agentctl_opts *o, struct agent_config *c)
 {
@@ -129,7 +112,6 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 	c->ring_bytes = o->ring_bytes ? o->ring_bytes : DEF_RING_BYTES;
 	if (c->ring_bytes & (c->ring_bytes - 1))
 		return -EINVAL;
-	c->cache_dir = o->cache_dir ? strdup(o->cache_dir) : cache_dir();
 	c->decls = strdup(ds->decls ? ds->decls : "");
 	c->maps = calloc(u->nmaps + 1, sizeof(*c->maps));
 	if (o->ncompletes > 0) {
@@ -143,7 +125,7 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 	}
 	/* an entry clause with deferred updates adds their exit text */
 	c->clauses = calloc(2 * ds->n + 1, sizeof(*c->clauses));
-	if (!c->cache_dir || !c->decls || !c->maps || !c->clauses)
+	if (!c->decls || !c->maps || !c->clauses)
 		goto nomem;
 	c->nmaps = u->nmaps;
 	for (const struct map_sym *m = u->maps; m; m = m->next) {
@@ -390,19 +372,6 @@ int agentctl_configure(struct agentctl *ac, const struct unit *u,
 	ac->base = calloc(u->nmaps + 1, sizeof(*ac->base));
 	if (!ac->drops_seen || !ac->base)
 		return -ENOMEM;
-	if (ac->cfg.cache_dir[0]) {
-		/* best effort: the agent works without a cache */
-		char *p = strdup(ac->cfg.cache_dir), *s;
-
-		for (s = p ? p + 1 : NULL; s && (s = strchr(s, '/')); s++) {
-			*s = 0;
-			mkdir(p, 0755);
-			*s = '/';
-		}
-		if (p)
-			mkdir(p, 0755);
-		free(p);
-	}
 	err = agent_config_write(&ac->cfg, ac->cfg_path);
 	if (err)
 		fprintf(stderr, "gputrace: agent: cannot write %s: %s\n",

@@ -36,8 +36,6 @@ struct agentctl_opts {
 	bool verbose;		/* -v: every REPORT line, agent verbose */
 	const char *agent_lib;	/* NULL: $GPUTRACE_AGENT_LIB, else next to
 				 * the gputrace binary (same dir, build/) */
-	const char *cache_dir;	/* NULL: $XDG_CACHE_HOME or ~/.cache, /gputrace;
-				 * "": no JIT cache */
 	uint32_t nrings;	/* printf rings per context; 0: 16 */
 	uint32_t ring_bytes;	/* bytes each, a power of 2; 0: 256 KiB */
 	const char *const *completes;	/* cuda:complete GLOBs, bit order */

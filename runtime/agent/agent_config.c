@@ -22,7 +22,7 @@
 #include "runtime/agent/agent_proto.h"
 
 #define CONFIG_MAGIC	"gputrace-agent-config"
-#define CONFIG_VERSION	2
+#define CONFIG_VERSION	3
 #define CONFIG_MAX	(256u << 20)	/* bytes: decls are the bulk */
 #define MAX_MAPS	65536
 #define MAX_CLAUSES	65536
@@ -57,7 +57,6 @@ int agent_config_write(const struct agent_config *c, const char *path)
 	fprintf(f, "verbose %d\n", c->verbose ? 1 : 0);
 	fprintf(f, "ptx %u %u\n", c->ptx_major, c->ptx_minor);
 	fprintf(f, "rings %u %u\n", c->nrings, c->ring_bytes);
-	put_blob(f, "cache", c->cache_dir);
 	fprintf(f, "maps %d\n", c->nmaps);
 	for (int i = 0; i < c->nmaps; i++) {
 		const struct devrt_map_desc *d = &c->maps[i];
@@ -221,9 +220,6 @@ static int parse(struct rd *r, struct agent_config *c)
 	c->ring_bytes = v[1];
 	if (c->ring_bytes & (c->ring_bytes - 1))
 		return -EINVAL;		/* a power of two, or 0 */
-	err = blob(r, "cache", &c->cache_dir);
-	if (err)
-		return err;
 	if (numbers(r, "maps", 1, v, 0, MAX_MAPS))
 		return -EINVAL;
 	if (v[0]) {
@@ -327,6 +323,5 @@ void agent_config_free(struct agent_config *c)
 	free(c->completes);
 	free(c->maps);
 	free(c->decls);
-	free(c->cache_dir);
 	memset(c, 0, sizeof(*c));
 }

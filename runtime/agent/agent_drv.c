@@ -46,10 +46,6 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(htod_async, "cuMemcpyHtoDAsync_v2"),
 	USE(dtoh_async, "cuMemcpyDtoHAsync_v2"),
 	USE(memcpy2d_async, "cuMemcpy2DAsync_v2"),
-	USE(link_create, "cuLinkCreate_v2"),
-	USE(link_add_data, "cuLinkAddData_v2"),
-	USE(link_complete, "cuLinkComplete"),
-	USE(link_destroy, "cuLinkDestroy"),
 	USE(get_error_string, "cuGetErrorName"),
 	USE(capture_mode, "cuThreadExchangeStreamCaptureMode"),
 	USE(primary_retain, "cuDevicePrimaryCtxRetain"),
@@ -57,6 +53,7 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(stream_is_capturing, "cuStreamIsCapturing"),
 	USE(module_func_count, "cuModuleGetFunctionCount"),
 	USE(module_enum_funcs, "cuModuleEnumerateFunctions"),
+	USE(library_get_module, "cuLibraryGetModule"),
 	USE(library_kernel_count, "cuLibraryGetKernelCount"),
 	USE(library_enum_kernels, "cuLibraryEnumerateKernels"),
 };
@@ -82,9 +79,8 @@ static void drv_load(void)
 	if (!NEED(ctx_get_current) || !NEED(ctx_push) || !NEED(ctx_pop) ||
 	    !NEED(ctx_get_device) || !NEED(device_get_attribute) ||
 	    !NEED(stream_create) || !NEED(stream_sync) || !NEED(mem_alloc) ||
-	    !NEED(htod_async) || !NEED(dtoh_async) || !NEED(link_create) ||
-	    !NEED(link_add_data) || !NEED(link_complete) ||
-	    !NEED(link_destroy) || !NEED(module_load_data) ||
+	    !NEED(htod_async) || !NEED(dtoh_async) ||
+	    !NEED(module_load_data_ex) || !NEED(module_load_data) ||
 	    !NEED(module_get_function))
 		drv_err = -ENOSYS;	/* hooks still forward; no probes */
 }

@@ -444,7 +444,6 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	CUdevice dev;
 	int maj = 0, min = 0, gpu;
 	unsigned sm, arch;
-	bool hit = false;
 	double t0;
 
 	if (agent_drv.ctx_get_device(&dev) != CUDA_SUCCESS ||
@@ -499,8 +498,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		goto out;
 	}
 	t0 = now_ms();
-	if (agent_jit(l.out, sm, req.maxnreg, &in->mod, &hit, err,
-		      sizeof(err)) < 0) {
+	if (agent_jit(l.out, req.maxnreg, &in->mod, err, sizeof(err)) < 0) {
 		snprintf(why, whylen, "JIT failed: %s", err);
 		goto out;
 	}
@@ -529,8 +527,8 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	if (k->id >= 0)
 		agent_ctx_name(k->id, k->mangled);
 	agent_ctx_kernel_hot(in->actx, k->id, k->mangled, in->hot);
-	agent_report("instrumented %s [gpu %d]: %s %.1f ms", k->pretty, gpu,
-		     hit ? "cached" : "jit", now_ms() - t0);
+	agent_report("instrumented %s [gpu %d]: jit %.1f ms", k->pretty, gpu,
+		     now_ms() - t0);
 	agent_debug("%s: PTX for compute_%u, %d parameters, context "
 		    "parameter at byte %zu, kernel id %d", k->pretty, arch,
 		    in->nparams, in->ctx_off, k->id);

@@ -51,16 +51,6 @@ const char *agent_ptx_module_var(const struct ptx_module *m,
 				 const struct ptx_func *f, char *name,
 				 size_t namelen);
 
-/* 128-bit content hash as 32 hex digits + NUL. */
-void agent_hash_hex(const void *a, size_t alen, const void *b, size_t blen,
-		    char out[33]);
-
-/*
- * Bytes of an ELF image's file (the furthest section/program header or
- * their contents), or 0 when it is not a sane 64-bit little-endian ELF.
- */
-size_t agent_elf_size(const void *p, size_t avail);
-
 /*
  * An `extra` launch array with the parameter appended: copy the buffer of
  * EXTRA (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE pairs, END) into BUF (CAP
@@ -214,15 +204,9 @@ struct agent_drv {
 	/* CUDA 12.4: the kernels of a module or library (agent_prefetch.c) */
 	CUresult (*module_func_count)(unsigned *, CUmodule);
 	CUresult (*module_enum_funcs)(CUfunction *, unsigned, CUmodule);
+	CUresult (*library_get_module)(CUmodule *, CUlibrary);
 	CUresult (*library_kernel_count)(unsigned *, CUlibrary);
 	CUresult (*library_enum_kernels)(CUkernel *, unsigned, CUlibrary);
-	CUresult (*link_create)(unsigned, CUjit_option *, void **,
-				CUlinkState *);
-	CUresult (*link_add_data)(CUlinkState, CUjitInputType, void *, size_t,
-				  const char *, unsigned, CUjit_option *,
-				  void **);
-	CUresult (*link_complete)(CUlinkState, void **, size_t *);
-	CUresult (*link_destroy)(CUlinkState);
 	CUresult (*get_error_string)(CUresult, const char **);
 	CUresult (*capture_mode)(CUstreamCaptureMode *);
 	/* hooked: graph kernel nodes (agent_graph.c) */
@@ -437,13 +421,12 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k,
 /* ---- agent_jit.c ---- */
 
 /*
- * Module for spliced PTX in the current context (compute capability SM):
- * from the disk cache or JIT-compiled (then cached).  0 and *MOD, *HIT;
- * else -errno with the reason in ERR.
+ * Module for spliced PTX in the current context, JIT-compiled as a whole
+ * program (MAXREG: register cap, 0 for none).  0 and *MOD; else -errno
+ * with the reason in ERR.
  */
-int agent_jit(const char *ptx, unsigned sm, unsigned maxreg, CUmodule *mod,
-	      bool *hit,
-	      char *err, size_t errlen) AGENT_HIDDEN;
+int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
+	      size_t errlen) AGENT_HIDDEN;
 
 /* ---- agent_ctx.c: device state per CUcontext ---- */
 

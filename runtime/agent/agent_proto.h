@@ -54,7 +54,6 @@ struct agent_config {
 	unsigned ptx_major, ptx_minor;	/* minimum .version of a spliced module */
 	uint32_t nrings, ring_bytes;	/* printf rings per context */
 	bool verbose;			/* report JIT times and every decision */
-	char *cache_dir;		/* JIT cache ("" for none) */
 	int ncompletes;			/* cuda:complete clauses: their GLOBs */
 	char **completes;
 	bool reads;			/* probes read device memory: track

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The agent's pure helpers: kernel names, PTX scans the splicer does not
- * do, hashing, ELF sizes, `extra` launch buffers.  No CUDA, no globals,
- * so tests/unit/test_agent_util.c checks them on any machine.
+ * do, `extra` launch buffers.  No CUDA, no globals, so
+ * tests/unit/test_agent_util.c checks them on any machine.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,104 +316,6 @@ out:
 	free(u.queue);
 	names_free(&vars);
 	return ret;
-}
-
-/* ---- hashing: two independent 64-bit FNV-style lanes ---- */
-
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-static void hash_feed(uint64_t h[2], const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h[0] = (h[0] ^ s[i]) * 0x100000001b3ull;
-		h[1] = (h[1] + s[i] + 1) * 0x9e3779b97f4a7c15ull;
-		h[1] ^= h[1] >> 29;
-	}
-}
-
-void agent_hash_hex(const void *a, size_t alen, const void *b, size_t blen,
-		    char out[33])
-{
-	static const char hx[] = "0123456789abcdef";
-	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x2545f4914f6cdd1dull };
-	uint64_t len = alen;
-
-	hash_feed(h, &len, sizeof(len));	/* (a, b) is not (a', b') */
-	hash_feed(h, a, alen);
-	hash_feed(h, b, blen);
-	h[0] = mix(h[0]);
-	h[1] = mix(h[1] ^ h[0]);
-	for (int w = 0; w < 2; w++)
-		for (int i = 0; i < 16; i++)
-			out[w * 16 + i] = hx[(h[w] >> (60 - 4 * i)) & 15];
-	out[32] = '\0';
-}
-
-/* ---- ELF size ---- */
-
-size_t agent_elf_size(const void *p, size_t avail)
-{
-	const Elf64_Ehdr *eh = p;
-	uint64_t end, x;
-
-	if (avail < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_ident[EI_DATA] != ELFDATA2LSB)
-		return 0;
-	end = sizeof(*eh);
-	if (eh->e_shoff) {
-		const uint8_t *sh;
-
-		if (eh->e_shentsize < sizeof(Elf64_Shdr) || eh->e_shoff > avail ||
-		    (uint64_t)eh->e_shnum * eh->e_shentsize >
-		    avail - eh->e_shoff)
-			return 0;
-		x = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
-		end = x > end ? x : end;
-		sh = (const uint8_t *)p + eh->e_shoff;
-		for (unsigned i = 0; i < eh->e_shnum; i++) {
-			Elf64_Shdr s;
-
-			memcpy(&s, sh + (size_t)i * eh->e_shentsize, sizeof(s));
-			if (s.sh_type == SHT_NOBITS)
-				continue;
-			x = s.sh_offset + s.sh_size;
-			if (x < s.sh_offset)
-				return 0;
-			end = x > end ? x : end;
-		}
-	}
-	if (eh->e_phoff) {
-		const uint8_t *ph;
-
-		if (eh->e_phentsize < sizeof(Elf64_Phdr) || eh->e_phoff > avail ||
-		    (uint64_t)eh->e_phnum * eh->e_phentsize >
-		    avail - eh->e_phoff)
-			return 0;
-		x = eh->e_phoff + (uint64_t)eh->e_phnum * eh->e_phentsize;
-		end = x > end ? x : end;
-		ph = (const uint8_t *)p + eh->e_phoff;
-		for (unsigned i = 0; i < eh->e_phnum; i++) {
-			Elf64_Phdr s;
-
-			memcpy(&s, ph + (size_t)i * eh->e_phentsize, sizeof(s));
-			x = s.p_offset + s.p_filesz;
-			if (x < s.p_offset)
-				return 0;
-			end = x > end ? x : end;
-		}
-	}
-	return end;
 }
 
 /* ---- `extra` launches ---- */

@@ -3,9 +3,8 @@
  * A fake libcuda.so.1 for testing the agent on a machine without a GPU
  * (tests/accept/agent_hooks.sh).  It implements just what the agent and
  * tests/accept/agent_hookprog.c call, with host memory as "device"
- * memory.  "JIT" returns the PTX as the cubin; a launch of a function
- * from such a module plays the part of a `gpu:warp { @n = count(); }`
- * probe: it adds the launch's warps to device map 0 through the launch
+ * memory.  A launch of a function from a module JIT-compiled from PTX
+ * plays the part of a `gpu:warp { @n = count(); }` probe: it adds the launch's warps to device map 0 through the launch
  * parameter, which checks the parameter and the map layout end to end.
  * Every launch prints one line on stdout saying what ran, unless
  * FAKECUDA_QUIET is set (bench/hook times launches).  With
@@ -40,7 +39,6 @@ struct ffunc {
 	int instrumented;
 };
 
-static const char cubin_magic[] = "FAKECUBIN\n";
 
 /* ---- stream capture: 0 global, 1 thread-local, 2 relaxed */
 static __thread int capture_mode;
@@ -174,69 +172,73 @@ CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st)
 	return OK;
 }
 
-struct flink {
-	char *ptx;
-	char *cubin;
-};
-
-CUresult cuLinkCreate_v2(unsigned n, int *o, void **v, void **state)
+/*
+ * "JIT": PTX text given with JIT options (the agent's spliced modules)
+ * makes an instrumented module, saved to FAKECUDA_PTX_OUT when set;
+ * anything else (an image the program loads) a plain one.  A library is
+ * its one module.
+ */
+/* PTX is text; fatbins, their wrappers and cubins start with binary magic */
+static int is_text(const unsigned char *p)
 {
-	*state = calloc(1, sizeof(struct flink));
-	fprintf(stderr, "fake: JIT\n");
-	return *state ? OK : 2;
+	for (int i = 0; i < 4; i++)
+		if (p[i] < 0x09 || p[i] > 0x7e)
+			return 0;
+	return 1;
 }
 
-CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size,
-			  const char *name, unsigned n, int *o, void **v)
+static CUresult load(void **m, const void *image)
 {
-	struct flink *l = state;
 	const char *out = getenv("FAKECUDA_PTX_OUT");
-
-	l->ptx = strndup(data, size);
-	if (out) {
-		FILE *f = fopen(out, "w");
-
-		if (f) {
-			fputs(l->ptx, f);
-			fclose(f);
-		}
-	}
-	return l->ptx ? OK : 2;
-}
-
-CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
-{
-	struct flink *l = state;
-
-	if (!l->ptx || !(l->cubin = malloc(sizeof(cubin_magic) +
-					   strlen(l->ptx))))
-		return BAD;
-	strcpy(l->cubin, cubin_magic);
-	strcat(l->cubin, l->ptx);
-	*cubin = l->cubin;
-	*size = strlen(l->cubin) + 1;
-	return OK;
-}
-
-CUresult cuLinkDestroy(void *state)
-{
-	struct flink *l = state;
-
-	free(l->ptx);
-	free(l->cubin);
-	free(l);
-	return OK;
-}
-
-CUresult cuModuleLoadData(void **m, const void *image)
-{
 	struct fmod *fm = calloc(1, sizeof(*fm));
 
 	if (!fm)
 		return 2;
-	fm->instrumented = !memcmp(image, cubin_magic, sizeof(cubin_magic) - 1);
+	fm->instrumented = is_text(image);
+	if (fm->instrumented) {
+		FILE *f = out ? fopen(out, "w") : NULL;
+
+		fprintf(stderr, "fake: JIT\n");
+		if (f) {
+			fputs(image, f);
+			fclose(f);
+		}
+	}
 	*m = fm;
 	return OK;
+}
+
+CUresult cuLibraryLoadData(void **lib, const void *code, int *o, void **v,
+			   unsigned n, int *lo, void **lv, unsigned ln)
+{
+	return load(lib, code);
+}
+
+CUresult cuLibraryGetModule(void **m, void *lib)
+{
+	*m = lib;
+	return OK;
+}
+
+CUresult cuLibraryUnload(void *lib)
+{
+	free(lib);
+	return OK;
+}
+
+CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *o,
+			    void **v)
+{
+	return load(m, image);
+}
+
+/* the agent's own helper modules (its clock kernel): never instrumented */
+CUresult cuModuleLoadData(void **m, const void *image)
+{
+	struct fmod *fm = calloc(1, sizeof(*fm));
+
+	*m = fm;
+	return fm ? OK : 2;
 }
 
 CUresult cuModuleUnload(void *m)

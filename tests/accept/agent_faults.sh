@@ -9,7 +9,7 @@
 
 . tests/progs/agent_lib.sh
 
-"$T/cfg" "$T/f.cfg" -g vadd -c "$T/cache" || fail "agent_cfg"
+"$T/cfg" "$T/f.cfg" -g vadd || fail "agent_cfg"
 
 # launches FILE: the target's launch lines in FILE
 launches() {

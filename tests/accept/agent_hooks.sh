@@ -5,7 +5,7 @@
 # (dlsym + cuGetProcAddress) and like -lcuda programs (agent_hookprog.c).
 # Checks the exports, that preloading into other programs is harmless,
 # that every launch form reaches the agent, the real PTX pipeline (fatbin
-# from nvcc, splice, ptxas on the result), the disk cache, the skips
+# from nvcc, splice, ptxas on the result), the skips
 # (module-scope variables, SASS only), the map total through the launch
 # parameter, the tracer protocol (agent_tracer.c), and gputrace -c with
 # the agent: device counts, warnings when no gpu: probe can fire.
@@ -41,7 +41,7 @@ readelf -d "$AGENT" | grep NEEDED | grep -vE 'libc\.so|ld-linux' &&
 	fail "depends on more than libc"
 
 # ---- harmless in programs that are not CUDA programs
-"$T/cfg" "$T/quiet.cfg" -g vadd -c "$T/cache" || fail "agent_cfg"
+"$T/cfg" "$T/quiet.cfg" -g vadd || fail "agent_cfg"
 for cfg in "" "$T/quiet.cfg"; do
 	out=$(GPUTRACE_AGENT_CONFIG=$cfg LD_PRELOAD=$AGENT sh -c 'ls / >/dev/null && echo ok' 2>&1)
 	[ "$out" = ok ] || fail "preloaded into sh (config '$cfg'): $out"
@@ -60,7 +60,7 @@ run() {	# run CONFIG FATBIN KERNEL...: stdout in out, stderr in err
 }
 
 # ---- every launch form through the agent, real splice, map total
-"$T/cfg" "$T/v.cfg" -g vadd -c "$T/cache" -v || fail "agent_cfg -v"
+"$T/cfg" "$T/v.cfg" -g vadd -v || fail "agent_cfg -v"
 run "$T/v.cfg" "$T/vadd.fatbin" $VADD $GLOBAL
 grep -q '^RTLD_NEXT ok$' "$T/out" || fail "dlsym(RTLD_NEXT) is not relative to its caller"
 grep -q 'dlsym(cuGetProcAddress_v2): hooked' "$T/err" || fail "dlsym not hooked"
@@ -101,11 +101,6 @@ FAKECUDA_CAPTURE=1 HOOKPROG_GRAPH=1 run "$T/quiet.cfg" "$T/vadd.fatbin" $VADD
 grep -q 'during a capture' "$T/err" && { cat "$T/err"; fail "capture: the agent made a refused call"; }
 grep -qxF 'gputrace-agent: map 0 [gpu 0]: 64' "$T/err" || { cat "$T/err"; fail "capture: map total"; }
 
-# ---- the disk cache: no JIT the second time
-run "$T/quiet.cfg" "$T/vadd.fatbin" $VADD
-grep -q "instrumented $VADD \[gpu 0\]: cached" "$T/err" || { cat "$T/err"; fail "no cache hit"; }
-grep -q '^fake: JIT$' "$T/err" && fail "JIT despite the cache"
-
 # ---- kernels that must run unchanged, reported once
 "$T/cfg" "$T/all.cfg" -g '*' || fail "agent_cfg -g '*'"
 run "$T/all.cfg" "$T/vadd.fatbin" $GLOBAL
@@ -114,7 +109,7 @@ run "$T/all.cfg" "$T/vadd.fatbin" $GLOBAL
 	{ cat "$T/err"; fail "module-scope report"; }
 # the module's other matched kernels are made ahead, without a launch
 GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500 run "$T/all.cfg" "$T/vadd.fatbin" $VADD
-[ "$(grep -c ': instrumented, ' "$T/out")" = 5 ] || fail "prefetch: launches"
+[ "$(grep -c ': instrumented, ' "$T/out")" = 5 ] || { cat "$T/out" "$T/err"; fail "prefetch: launches"; }
 [ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "prefetch: the sibling kernel was not considered"; }
 run "$T/all.cfg" "$T/sass.fatbin" $SASS
@@ -151,7 +146,7 @@ grep -q "matches" "$T/gte" && fail "GLOB warning without CUDA"
 # ---- the tracer protocol: hello, reports, snapshot, bye, segment
 "$T/tracer" "$T/sock" "$AGENT" "$T/quiet.cfg" "$T/prog" "$T/vadd.fatbin" \
 	$VADD >"$T/tr" 2>&1 || { cat "$T/tr"; fail "agent_tracer"; }
-for want in "hello" "report: instrumented $VADD [gpu 0]: cached" \
+for want in "hello" "report: instrumented $VADD [gpu 0]: jit" \
 	    "snapshot 1 done" "bye" "segment: map 0 gpu 0: 40"; do
 	grep -qF "$want" "$T/tr" || { cat "$T/tr"; fail "protocol: no '$want'"; }
 done

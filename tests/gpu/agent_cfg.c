@@ -3,7 +3,7 @@
  * Write an agent configuration with one device probe, for the agent's
  * tests (tests/gpu/agent_standalone.sh, tests/accept/agent_hooks.sh):
  *
- *	agent_cfg OUT [-g GLOB] [-t] [-x] [-c CACHE_DIR] [-v]
+ *	agent_cfg OUT [-g GLOB] [-t] [-x] [-v]
  *
  * The probe is `gpu:warp:GLOB { @n = count(); }` (-t: gpu:kernel, every
  * thread; -x: at :exit), device map 0, compiled from hand-written device
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	char err[256], *out;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "g:txc:v")) != -1) {
+	while ((opt = getopt(argc, argv, "g:txv")) != -1) {
 		switch (opt) {
 		case 'g':
 			cl.glob = optarg;
@@ -54,9 +54,6 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			cl.exit = true;
-			break;
-		case 'c':
-			c.cache_dir = optarg;
 			break;
 		case 'v':
 			c.verbose = true;
@@ -88,8 +85,6 @@ int main(int argc, char **argv)
 	c.ptx_minor = PL_PTX_MIN_MINOR;
 	c.nrings = 4;		/* exercised by the drain even if unused */
 	c.ring_bytes = 4096;
-	if (!c.cache_dir)
-		c.cache_dir = "";
 	r = cl.call && c.decls ? agent_config_write(&c, out) : -ENOMEM;
 	free(cl.call);
 	free(c.decls);

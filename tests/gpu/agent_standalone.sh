@@ -6,7 +6,7 @@
 # (<<<>>>, which reaches the driver only through cuGetProcAddress) and the
 # driver API (kernelParams and `extra`), a kernel using a __device__
 # variable and a SASS-only kernel.  Checks: results bit-identical with
-# and without the agent; vadd instrumented (JIT, then the disk cache);
+# and without the agent; vadd instrumented (JIT, then the driver's JIT cache);
 # the other two skipped once each with the reason; the probe
 # `gpu:warp:* { @n = count() }` counted launches x warps, which needs
 # the runtime-API launches to have been seen.
@@ -30,7 +30,7 @@ agent_tools
 # the stub resolves to the driver's libcuda.so.1 at run time
 "$NVCC" -o "$T/prog" "$T/vadd.o" "$T/sass.o" \
 	-L"$(dirname "$(dirname "$NVCC")")/lib64/stubs" -lcuda || fail "nvcc link"
-"$T/cfg" "$T/agent.cfg" -g '*' -c "$T/cache" -v || fail "config"
+"$T/cfg" "$T/agent.cfg" -g '*' -v || fail "config"
 
 "$T/prog" >"$T/out0" 2>&1 || { cat "$T/out0"; fail "the program alone"; }
 sum0=$(grep '^checksum' "$T/out0")
@@ -61,8 +61,6 @@ grep -E 'instrumented|skipped|map 0' "$T/err"
 GPUTRACE_AGENT_CONFIG=$T/agent.cfg LD_PRELOAD=$AGENT "$T/prog" \
 	>"$T/out" 2>"$T/err" || { cat "$T/out" "$T/err"; fail "cached run"; }
 check_run cached
-grep -q 'instrumented vadd(.*) \[gpu [0-9]*\]: cached' "$T/err" ||
-	{ cat "$T/err"; fail "no cache hit"; }
 grep -qxF "gputrace-agent: map 0 [gpu 0]: $want" "$T/err" ||
 	{ cat "$T/err"; fail "cached count: want $want"; }
 grep -E 'instrumented' "$T/err"

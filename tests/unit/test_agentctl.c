@@ -170,8 +170,7 @@ static bool same_config(const struct agent_config *a,
 	if (a->nmaps != b->nmaps || a->nclauses != b->nclauses ||
 	    a->ptx_major != b->ptx_major || a->ptx_minor != b->ptx_minor ||
 	    a->nrings != b->nrings || a->ring_bytes != b->ring_bytes ||
-	    a->verbose != b->verbose || strcmp(a->decls, b->decls) ||
-	    strcmp(a->cache_dir, b->cache_dir))
+	    a->verbose != b->verbose || strcmp(a->decls, b->decls))
 		return false;
 	if (a->nmaps && memcmp(a->maps, b->maps, a->nmaps * sizeof(*a->maps)))
 		return false;
@@ -195,7 +194,7 @@ static uint32_t rnd(uint32_t n)
 
 static void test_config(void)
 {
-	struct agentctl_opts o = { .verbose = true, .cache_dir = "/c d" };
+	struct agentctl_opts o = { .verbose = true };
 	struct agent_config c, r;
 	char path[128];
 	size_t len;
@@ -256,16 +255,16 @@ static void test_config(void)
 	/* a newer version, a count too big, a blob past the end */
 	{
 		static const char *const bad[] = {
-			"gputrace-agent-config 2\n",
-			"gputrace-agent-config 1\nverbose 0\nptx 6 3\nrings 16 262144\n"
-			"blob cache 0\n\nmaps 99999999\n",
-			"gputrace-agent-config 1\nverbose 0\nptx 6 3\nrings 16 262144\n"
-			"blob cache 999\nabc\n",
-			"gputrace-agent-config 1\nverbose 0\nptx 6 3\nrings 16 1000\n",
-			"gputrace-agent-config 1\nverbose 0\nptx 6 3\nrings 16 262144\n"
-			"blob cache 0\n\nmaps 1\nmap 99 0 0 0 1 1 0 0 0 0\n",
-			"gputrace-agent-config 1\nverbose  0\n",
-			"gputrace-agent-config 1\nverbose -0\n",
+			"gputrace-agent-config 4\n",
+			"gputrace-agent-config 3\nverbose 0\nptx 6 3\nrings 16 262144\n"
+			"maps 99999999\n",
+			"gputrace-agent-config 3\nverbose 0\nptx 6 3\nrings 16 262144\n"
+			"maps 0\nclauses 1\nclause 0 1 0\nblob glob 999\nabc\n",
+			"gputrace-agent-config 3\nverbose 0\nptx 6 3\nrings 16 1000\n",
+			"gputrace-agent-config 3\nverbose 0\nptx 6 3\nrings 16 262144\n"
+			"maps 1\nmap 99 0 0 0 1 1 0 0 0 0\n",
+			"gputrace-agent-config 3\nverbose  0\n",
+			"gputrace-agent-config 3\nverbose -0\n",
 		};
 
 		ok = 1;
@@ -724,7 +723,7 @@ static int count_of(const char *hay, const char *needle)
 
 static void test_agent(void)
 {
-	struct agentctl_opts o = { .agent_lib = "/proc/self/exe", .cache_dir = "" };
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
 	struct agentctl_cb cb = { .on_printf = on_printf };
 	struct fake f = { 0 }, f2 = { .passive = true }, f3 = { .second = true };
 	struct agentctl *ac;
@@ -852,7 +851,7 @@ static void test_agent(void)
  */
 static void test_went_away(void)
 {
-	struct agentctl_opts o = { .agent_lib = "/proc/self/exe", .cache_dir = "" };
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *const *env;
 	struct agentctl *ac;
@@ -896,7 +895,7 @@ static void test_went_away(void)
 /* An agent that never comes: no device part, no error, no wait. */
 static void test_no_agent(void)
 {
-	struct agentctl_opts o = { .agent_lib = "/proc/self/exe", .cache_dir = "" };
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
 	struct agentctl *ac;
 	struct out_map om;
 
