@@ -307,7 +307,9 @@ enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD };
 
 /*
  * %t0 = the shard to update, %u5 = the map's nwords (SMLOAD).  smload's
- * one shard holds a word per SM: %u2 = %smid.  Other maps spread their
+ * shards hold a word per SM: %u2 = %smid, and SM s adds to shard
+ * s % DEVRT_SMLOAD_SHARDS (a line of its own; the hot words keep nwords
+ * where other maps keep nshards - 1, so the count is the constant).  Other maps spread their
  * updates so that warps running side by side hit different shards (same
  * address atomics serialize in L2): %u2 = the thread's shard index
  * (%psh: the splicer's %gt_shard, ctaid.x * 32 + the warp's row in its
@@ -334,7 +336,9 @@ static void shard_addr(struct pl_ctx *c, int64_t map, bool smload)
 		/* low half: shard_bytes; high: nshards - 1, or nwords */
 		pl_printf(b, "\tmov.b64 {%%u4, %%u5}, %%pw%d;\n", w + 1);
 		if (smload)
-			pl_printf(b, "\tmov.b64 %%t0, %%pw%d;\n", w);
+			pl_printf(b, "\tand.b32 %%u1, %%u2, %d;\n"
+				  "\tmad.wide.u32 %%t0, %%u1, %%u4, %%pw%d;\n",
+				  DEVRT_SMLOAD_SHARDS - 1, w);
 		else
 			pl_printf(b, "\tand.b32 %%u1, %%u2, %%u5;\n"
 				  "\tmad.wide.u32 %%t0, %%u1, %%u4, %%pw%d;\n", w);

@@ -58,7 +58,8 @@ static uint32_t kind_of(const struct map_sym *m)
  * Fill D for map M.  Keyed aggregations get up to MAX_SHARDS shards
  * (fewer when big values would make the map huge), the others one per
  * SM; plain maps one, so every
- * lookup sees the one copy; smload one, its words are per SM already.
+ * lookup sees the one copy; smload without key DEVRT_SMLOAD_SHARDS (a
+ * cache line per SM), with key one: its words are per SM already.
  */
 static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 {
@@ -77,7 +78,8 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	/* per kernel: a slot for each kernel that can be named */
 	d->capacity = m->per_kernel ? KERNEL_CAPACITY :
 		      m->key ? KEYED_CAPACITY : 1;
-	d->nshards = 1;
+	d->nshards = d->kind == DEVRT_K_SMLOAD && !d->key_size ?
+		     DEVRT_SMLOAD_SHARDS : 1;
 	if (d->kind == DEVRT_K_PLAIN)
 		d->value_size = m->val->size;
 	if (d->kind == DEVRT_K_LHIST) {

@@ -282,27 +282,47 @@ struct agent_actx *agent_ctx_get(CUcontext ctx, char *err, size_t errlen)
 static int write_kslot(struct agent_actx *a, const struct devrt_map_desc *d,
 		       uint32_t i, const uint8_t *key)
 {
-	uint8_t hdr[16 + AGENT_NAME_BYTES];
+	size_t row = 16 + d->key_size;
+	CUDA_MEMCPY2D c = { 0 };
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	uint64_t st, h = 0;
-	int ok = 1;
+	uint8_t *rows;
 
 	if (d->key_size > AGENT_NAME_BYTES)
 		return -EINVAL;
+	rows = calloc(d->nshards, row);
+	if (!rows)
+		return -ENOMEM;
 	for (uint32_t k = 0; k < d->key_size; k++)
 		h = (h ^ key[k]) * 0x100000001b3ull;
 	st = h | DEVRT_SLOT_FULL;
-	memset(hdr, 0, sizeof(hdr));
-	memcpy(hdr, &st, 8);
-	memcpy(hdr + 16, key, d->key_size);
-	for (uint32_t s = 0; s < d->nshards && ok; s++)
-		ok = agent_drv.htod_async(d->base + (CUdeviceptr)s * d->shard_bytes +
-					  DEVRT_LINE + (CUdeviceptr)i * d->slot_bytes,
-					  hdr, 16 + d->key_size, a->stream) ==
-		     CUDA_SUCCESS;
-	/* hdr is on our stack: the copies finish before we return */
+	for (uint32_t s = 0; s < d->nshards; s++) {
+		memcpy(rows + s * row, &st, 8);
+		memcpy(rows + s * row + 16, key, d->key_size);
+	}
+	/* the slot in every shard at once; row by row if that fails */
+	c.srcMemoryType = CU_MEMORYTYPE_HOST;
+	c.srcHost = rows;
+	c.srcPitch = row;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = d->base + DEVRT_LINE + (CUdeviceptr)i * d->slot_bytes;
+	c.dstPitch = d->shard_bytes;
+	c.WidthInBytes = row;
+	c.Height = d->nshards;
+	if (agent_drv.memcpy2d_async)
+		r = agent_drv.memcpy2d_async(&c, a->stream);
+	if (r != CUDA_SUCCESS) {
+		r = CUDA_SUCCESS;
+		for (uint32_t s = 0; s < d->nshards && r == CUDA_SUCCESS; s++)
+			r = agent_drv.htod_async(c.dstDevice +
+						 (CUdeviceptr)s * d->shard_bytes,
+						 rows + s * row, row, a->stream);
+	}
+	/* rows are ours: the copies finish before they are freed */
 	if (agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
-		ok = 0;
-	return ok ? 0 : -EIO;
+		r = CUDA_ERROR_UNKNOWN;
+	free(rows);
+	return r == CUDA_SUCCESS ? 0 : -EIO;
 }
 
 void agent_ctx_kernel_hot(struct agent_actx *a, int id, const char *name,

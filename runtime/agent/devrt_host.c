@@ -66,6 +66,9 @@ int devrt_map_layout(struct devrt_map_desc *d)
 	case DEVRT_K_SMLOAD:
 		if (!d->nwords || d->nwords > WORDS_MAX)
 			return -EINVAL;
+		/* the inline update picks shard smid % DEVRT_SMLOAD_SHARDS */
+		if (!d->key_size && d->nshards != DEVRT_SMLOAD_SHARDS)
+			return -EINVAL;
 		break;
 	default:
 		return -EINVAL;

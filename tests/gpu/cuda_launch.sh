@@ -84,17 +84,21 @@ until grep -q ready "$T/pout" 2>/dev/null; do
 	[ $i -lt 300 ] || break
 	sleep 0.1
 done
-timeout -k 5 120 "$GT" -p "$wpid" -e '
+timeout -k 5 120 "$GT" -v -p "$wpid" -e '
 cuda:launch { @[kernel, gridDim.x, blockDim.x] = count(); }
 cuda:graph { @graph = count(); }
 ' </dev/null >"$T/out" 2>"$T/err" &
 tpid=$!
 i=0
-until grep -q '^Attaching' "$T/out" 2>/dev/null; do
+# "Attaching" comes before the uprobes are in (as in bpftrace), and the
+# program exits soon after the signal: wait for -v's line of the first
+# probe, attached last (the rest of its uprobes follow at once)
+until grep -q '^gputrace: attached cuda:launch' "$T/err" 2>/dev/null; do
 	i=$((i + 1))
 	[ $i -lt 300 ] || break
 	sleep 0.1
 done
+sleep 0.5
 kill -USR1 "$wpid"
 # reap the program first: gputrace -p ends when its pid is gone
 wait "$wpid"

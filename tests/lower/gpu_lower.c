@@ -262,7 +262,9 @@ static void setup(void)
 		desc[i] = (struct devrt_map_desc){
 			.kind = m->kind, .flags = m->flags,
 			.key_size = m->key_size, .value_size = m->value_size,
-			.nshards = m->kind == DEVRT_K_PLAIN ? 1 : 8,
+			.nshards = m->kind == DEVRT_K_PLAIN ? 1 :
+				   m->kind == DEVRT_K_SMLOAD && !m->key_size ?
+				   DEVRT_SMLOAD_SHARDS : 8,
 			.capacity = m->key_size ? 256 : 1,
 			.nwords = m->kind == DEVRT_K_SMLOAD ? NSM_WORDS : 0,
 			.lmin = m->lmin, .lmax = m->lmax, .lstep = m->lstep,

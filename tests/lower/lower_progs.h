@@ -443,13 +443,16 @@ static inline void lp_hist(struct lp_prog *p)
  * stores through a pointer moving down the stack (the lowering must not
  * take it for one slot):  x = lp_inputs' x; i = 0; p = fp-32;
  * while (i < tid % 8) { i++; x = x * 3 + i; if (x & 1) continue;
- * if (x >> 60 == 5) break; *p = x; p -= 8; }  printf(5, fp-88 .. fp-8).
+ * if (x >> 60 == 5) break; *p = x; p -= 8; }  printf(5, fp-88 .. fp-8),
+ * whose first word is the tid (the check runs the interpreter for it;
+ * the pointer stops at fp-80).
  */
 static inline void lp_loop(struct lp_prog *p)
 {
 	p->name = "loop";
 	lp_inputs(p);
-	for (int off = -88; off <= -16; off += 8)
+	E(I_STX(BPF_DW, BPF_REG_10, BPF_REG_8, -88));
+	for (int off = -80; off <= -16; off += 8)
 		E(I_ST(BPF_DW, BPF_REG_10, off, 0));
 	E(I_MOV64_REG(BPF_REG_9, BPF_REG_8));
 	E(I_ALU64_IMM(BPF_MOD, BPF_REG_9, 8));

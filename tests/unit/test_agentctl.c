@@ -216,7 +216,8 @@ static void test_config(void)
 	CHECK(c.maps[M_X].kind == DEVRT_K_MAX &&
 	      (c.maps[M_X].flags & DEVRT_F_SIGNED), "config/signed max");
 	CHECK(c.maps[M_S].kind == DEVRT_K_SMLOAD && !c.maps[M_S].nwords &&
-	      c.maps[M_S].nshards == 1, "config/smload: agent sets SMs");
+	      c.maps[M_S].nshards == DEVRT_SMLOAD_SHARDS,
+	      "config/smload: agent sets SMs, a line per SM");
 	CHECK(c.maps[M_L].kind == DEVRT_K_LHIST && c.maps[M_L].lmax == 100 &&
 	      c.maps[M_L].lstep == 10, "config/lhist bounds");
 	CHECK(c.maps[M_N].nshards * (uint64_t)c.maps[M_N].capacity *
