@@ -444,8 +444,10 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	CUdevice dev;
 	int maj = 0, min = 0, gpu;
 	unsigned sm, arch;
-	double t0;
+	/* phase times for -v: PTX found, parsed, spliced, device state */
+	double ts[5], t0;
 
+	ts[0] = now_ms();
 	if (agent_drv.ctx_get_device(&dev) != CUDA_SUCCESS ||
 	    agent_drv.device_get_attribute(&maj,
 			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
@@ -459,7 +461,8 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	if (agent_image_ptx(k->owner ? agent_image_find(k->owner) : NULL,
 			    k->mangled, sm, &l.ptx, &arch, why, whylen) < 0)
 		goto out;
-	if (ptx_parse(l.ptx, strlen(l.ptx), &l.m, err, sizeof(err)) < 0) {
+	ts[1] = now_ms();
+	if (agent_ptx_get(l.ptx, &l.m, err, sizeof(err)) < 0) {
 		snprintf(why, whylen, "cannot parse its PTX: %s", err);
 		goto out;
 	}
@@ -476,6 +479,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		agent_debug("%s uses %s", k->pretty, var);
 		goto out;
 	}
+	ts[2] = now_ms();
 	l.entry = clause_text(k, false);
 	l.exit = clause_text(k, true);
 	req.names = names;
@@ -492,12 +496,13 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 			 l.out ? "no kernel matched" : err);
 		goto out;
 	}
+	ts[3] = now_ms();
 	in->actx = agent_ctx_get(in->ctx, err, sizeof(err));
 	if (!in->actx) {
 		snprintf(why, whylen, "no device state: %s", err);
 		goto out;
 	}
-	t0 = now_ms();
+	t0 = ts[4] = now_ms();
 	if (agent_jit(l.out, req.maxnreg, &in->mod, err, sizeof(err)) < 0) {
 		snprintf(why, whylen, "JIT failed: %s", err);
 		goto out;
@@ -529,6 +534,10 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	agent_ctx_kernel_hot(in->actx, k->id, k->mangled, in->hot);
 	agent_report("instrumented %s [gpu %d]: jit %.1f ms", k->pretty, gpu,
 		     now_ms() - t0);
+	agent_debug("%s: PTX found %.1f ms, parsed %.1f, spliced %.1f, device "
+		    "state %.1f, then JIT, load and slots %.1f", k->pretty,
+		    ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3],
+		    now_ms() - ts[4]);
 	agent_debug("%s: PTX for compute_%u, %d parameters, context "
 		    "parameter at byte %zu, kernel id %d", k->pretty, arch,
 		    in->nparams, in->ctx_off, k->id);
@@ -539,7 +548,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		    orig_attr(k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, dev),
 		    copy_attr(in->fn, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES));
 out:
-	ptx_free(l.m);
+	agent_ptx_put(l.m);
 	free(l.ptx);
 	free(l.out);
 	free(l.entry);

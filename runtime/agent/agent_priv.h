@@ -341,6 +341,17 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		    unsigned sm, char **text, unsigned *arch, char *why,
 		    size_t whylen) AGENT_HIDDEN;
 
+/* ---- agent_ptxcache.c: parsed modules, shared ---- */
+
+/*
+ * *M = TEXT parsed, from the cache when the same text was parsed before
+ * (0), else -EINVAL with the reason in ERR.  Read-only; give it back
+ * with agent_ptx_put.
+ */
+int agent_ptx_get(const char *text, struct ptx_module **m, char *err,
+		  size_t errlen) AGENT_HIDDEN;
+void agent_ptx_put(struct ptx_module *m) AGENT_HIDDEN;
+
 /* ---- agent_kernel.c: kernels and their instrumented copies ---- */
 
 struct agent_actx;
