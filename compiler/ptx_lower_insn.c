@@ -309,13 +309,13 @@ enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD };
  * %t0 = the shard to update, %u5 = the map's nwords (SMLOAD).  smload's
  * shards hold a word per SM: %u2 = %smid, and SM s adds to shard
  * s % DEVRT_SMLOAD_SHARDS (a line of its own; the hot words keep nwords
- * where other maps keep nshards - 1, so the count is the constant).  Other maps spread their
- * updates so that warps running side by side hit different shards (same
- * address atomics serialize in L2): %u2 = the thread's shard index
- * (%psh: the splicer's %gt_shard, ctaid.x * 32 + the warp's row in its
- * block), computed once near the kernel's start: read at an exit, where
- * ptxas leaves them, its special registers lay on the warp's last
- * dependent chain.  The first DEVRT_HOT_MAPS maps are
+ * where other maps keep nshards - 1, so the count is the constant).
+ * Other maps spread their updates so that warps running side by side hit
+ * different shards (same address atomics serialize in L2): %u2 = the
+ * thread's shard index (%psh: the splicer's %gt_shard, ctaid.x * 32 +
+ * the warp's row in its block), computed once near the kernel's start:
+ * read at an exit, where ptxas leaves them, its special registers lay on
+ * the warp's last dependent chain.  The first DEVRT_HOT_MAPS maps are
  * addressed from the launch parameter's hot words, which cost no memory
  * access; others from their descriptor in the context.
  */
