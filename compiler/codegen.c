@@ -385,9 +385,26 @@ static const struct { const char *name; int helper; } dev_builtins[] = {
 	{ "pid", GT_DH_PID },
 };
 
+/* `probe`: the probe's number in the tracer's table of names */
+static void gen_probe_id(struct cg *g, struct node *n)
+{
+	int id = probe_name_id(g->probe->name);
+
+	if (id < 0) {
+		diag_error(n->loc, "out of memory");
+		g->failed = true;
+	}
+	emit(g, I_MOV64_IMM(BPF_REG_0, id < 0 ? 0 : id));
+}
+
 static void gen_dev_builtin(struct cg *g, struct node *n)
 {
 	const char *b = n->str;
+
+	if (!strcmp(b, "probe")) {
+		gen_probe_id(g, n);
+		return;
+	}
 
 	if (!strncmp(b, "arg", 3)) {
 		emit(g, I_MOV64_IMM(BPF_REG_1, atoi(b + 3)));
@@ -485,6 +502,8 @@ static void gen_builtin_int(struct cg *g, struct node *n)
 			emit(g, I_ALU64_IMM(BPF_RSH, BPF_REG_0, 32));
 		else
 			emit(g, I_MOV32_REG(BPF_REG_0, BPF_REG_0));
+	} else if (!strcmp(b, "probe")) {
+		gen_probe_id(g, n);
 	} else if (!strcmp(b, "nsecs")) {
 		emit(g, I_CALL(H_KTIME));
 	} else if (!strcmp(b, "elapsed")) {
@@ -936,7 +955,8 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 	int save = g->sp, t, j, j2;
 
 	if (is_scalar(n->type) || n->type->kind == T_PTR ||
-	    (n->type->kind == T_USER && n->kind == N_BUILTIN)) {
+	    ((n->type->kind == T_USER || n->type->kind == T_PROBE) &&
+	     n->kind == N_BUILTIN)) {
 		gen_int(g, n);
 		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst));
 		return;
@@ -1041,10 +1061,6 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			stack_ptr(g, BPF_REG_1, dst);
 			emit(g, I_MOV64_IMM(BPF_REG_2, 16));
 			emit(g, I_CALL(H_COMM));
-		} else if (!strcmp(n->str, "probe")) {
-			const char *s = g->probe->name;
-
-			store_bytes(g, dst, s, strnlen(s, GT_STRLEN - 1), GT_STRLEN);
 		} else {
 			diag_error(n->loc, "builtin '%s' is not supported here yet", n->str);
 			g->failed = true;

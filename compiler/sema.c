@@ -79,7 +79,8 @@ static bool is_value(const struct type *t)
 {
 	return t && (t->kind == T_INT || t->kind == T_STR || t->kind == T_TUPLE ||
 		     t->kind == T_PTR || t->kind == T_BUF || t->kind == T_TIME ||
-		     t->kind == T_USER || t->kind == T_STACK || t->kind == T_SYM);
+		     t->kind == T_USER || t->kind == T_PROBE ||
+		     t->kind == T_STACK || t->kind == T_SYM);
 }
 
 /* Check the key expressions of map access N against the map's key type. */
@@ -299,12 +300,14 @@ static struct type *builtin_type(const char *name)
 	}
 	if (!strcmp(name, "username"))
 		return type_user();
+	/* a number named by the tracer: full names, as bpftrace's */
+	if (!strcmp(name, "probe"))
+		return type_probe();
 	if (!strcmp(name, "rand") || !strcmp(name, "numaid"))
 		return type_intn(4, false);
 	if (!strcmp(name, "ustack") || !strcmp(name, "kstack"))
 		return type_stack(name[0] == 'u', false, GT_STACK_LIMIT);
-	if (!strcmp(name, "comm") || !strcmp(name, "probe") ||
-	    !strcmp(name, "func") || !strcmp(name, "kernel") ||
+	if (!strcmp(name, "comm") || !strcmp(name, "func") || !strcmp(name, "kernel") ||
 	    !strcmp(name, "kind"))
 		return type_string();
 	return type_int(false);
@@ -397,7 +400,7 @@ static bool posarg_count(struct ctx *c, struct node *n)
 static enum fmt_argty fmt_ty(const struct type *t)
 {
 	if (t->kind == T_STR || t->kind == T_TIME || t->kind == T_USER ||
-	    t->kind == T_STACK || t->kind == T_SYM)
+	    t->kind == T_PROBE || t->kind == T_STACK || t->kind == T_SYM)
 		return FMT_STR;
 	if (t->kind == T_BUF)
 		return FMT_BUF;

@@ -84,6 +84,11 @@ struct type *type_user(void)
 	return mk(T_USER, 8);
 }
 
+struct type *type_probe(void)
+{
+	return mk(T_PROBE, 8);
+}
+
 bool type_is_num(const struct type *t)
 {
 	return t && (t->kind == T_INT || t->kind == T_PTR);
@@ -217,6 +222,9 @@ static void fmt_type(char *buf, size_t len, const struct type *t)
 		return;
 	case T_USER:
 		snprintf(buf, len, "username");
+		return;
+	case T_PROBE:
+		snprintf(buf, len, "probe");
 		return;
 	case T_STR:
 		snprintf(buf, len, "string");

@@ -19,6 +19,7 @@ enum type_kind {
 	T_BUF,		/* buf(p, n): a length byte, then up to GT_BUFLEN bytes */
 	T_TIME,		/* strftime(): format id and ns, formatted by the tracer */
 	T_USER,		/* username: the uid, named by the tracer */
+	T_PROBE,	/* probe: the probe's number, named by the tracer */
 	T_STACK,	/* kstack/ustack: a stack id (ustack: | pid << 32) */
 	T_SYM,		/* ksym(addr): the address; usym(addr): address, pid */
 };
@@ -74,6 +75,7 @@ struct type *type_array(struct type *elem, int count);
 struct type *type_buf(void);
 struct type *type_time(void);
 struct type *type_user(void);
+struct type *type_probe(void);
 /* integer or pointer: what arithmetic, conditions and printf %d take */
 bool type_is_num(const struct type *t);
 struct type *type_string(void);

@@ -99,6 +99,23 @@ int provider_names_add(struct provider_names *ns, const char *fmt, ...)
 	return 0;
 }
 
+static struct provider_names probe_ids;
+
+int probe_name_id(const char *name)
+{
+	for (size_t i = 0; i < probe_ids.n; i++)
+		if (!strcmp(probe_ids.v[i], name))
+			return (int)i;
+	if (probe_ids.n >= INT32_MAX || provider_names_add(&probe_ids, "%s", name))
+		return -ENOMEM;
+	return (int)probe_ids.n - 1;
+}
+
+const char *probe_name_of(uint64_t id)
+{
+	return id < probe_ids.n ? probe_ids.v[id] : NULL;
+}
+
 void provider_names_free(struct provider_names *ns)
 {
 	while (ns->n)

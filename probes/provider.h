@@ -218,6 +218,15 @@ int provider_names_add(struct provider_names *ns, const char *fmt, ...)
 /* Free every string and the list; it is empty again. */
 void provider_names_free(struct provider_names *ns);
 
+/*
+ * The `probe` builtin's values: probe names by number, one table for the
+ * process (the prompt's programs share maps), so a name is whole however
+ * long (bpftrace too prints the full name).  The id of NAME, added when
+ * new (>= 0, or -ENOMEM); the name of ID, or NULL.
+ */
+int probe_name_id(const char *name);
+const char *probe_name_of(uint64_t id);
+
 /* NAME is argN (N decimal, no sign): true with *N set. */
 bool provider_arg_index(const char *name, int *n);
 

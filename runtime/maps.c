@@ -11,6 +11,7 @@
 
 #include "gpucode/kname.h"
 #include "probes/elf_syms.h"
+#include "probes/provider.h"
 #include "runtime/knames.h"
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
@@ -77,6 +78,11 @@ static void decode(const struct type *t, const void *p, struct out_val *v,
 		memcpy(w, p, 8);
 		v->type = OV_STR;
 		v->s = user_name(w[0]);
+		break;
+	case T_PROBE:
+		memcpy(w, p, 8);
+		v->type = OV_STR;
+		v->s = strdup(probe_name_of(w[0]) ? probe_name_of(w[0]) : "");
 		break;
 	case T_TIME:
 		memcpy(w, p, 16);

@@ -63,6 +63,7 @@ static void do_printf(struct session *s, const struct event_desc *ev,
 		args[i].s = NULL;
 		args[i].i = 0;
 		if (t->elems[i]->kind == T_TIME || t->elems[i]->kind == T_USER ||
+		    t->elems[i]->kind == T_PROBE ||
 		    t->elems[i]->kind == T_STACK || t->elems[i]->kind == T_SYM) {
 			/* formatted in user space, like map values */
 			args[i].type = FMT_STR;
