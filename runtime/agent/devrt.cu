@@ -64,15 +64,6 @@ IN void vstore(u64 *p, u64 v)
  * every instrumented kernel reads the same few lines; a streaming kernel
  * would otherwise evict them and send each warp to one L2 line.
  */
-IN u64 cld64(const void *p)
-{
-	u64 v;
-
-	asm("ld.global.nc.L1::evict_last.u64 %0, [%1];"
-	    : "=l"(v) : "l"((u64)__cvta_generic_to_global(p)));
-	return v;
-}
-
 IN u32 cld32(const void *p)
 {
 	u32 v;
