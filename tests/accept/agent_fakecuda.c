@@ -187,7 +187,7 @@ static int is_text(const unsigned char *p)
 	return 1;
 }
 
-static CUresult load(void **m, const void *image)
+static CUresult load(void **m, const void *image, const char *how)
 {
 	const char *out = getenv("FAKECUDA_PTX_OUT");
 	struct fmod *fm = calloc(1, sizeof(*fm));
@@ -198,7 +198,7 @@ static CUresult load(void **m, const void *image)
 	if (fm->instrumented) {
 		FILE *f = out ? fopen(out, "w") : NULL;
 
-		fprintf(stderr, "fake: JIT\n");
+		fprintf(stderr, "fake: JIT (%s)\n", how);
 		if (f) {
 			fputs(image, f);
 			fclose(f);
@@ -208,10 +208,12 @@ static CUresult load(void **m, const void *image)
 	return OK;
 }
 
+/* built with FAKECUDA_NO_LIBRARY: a driver before CUDA 12.0 */
+#ifndef FAKECUDA_NO_LIBRARY
 CUresult cuLibraryLoadData(void **lib, const void *code, int *o, void **v,
 			   unsigned n, int *lo, void **lv, unsigned ln)
 {
-	return load(lib, code);
+	return load(lib, code, "library");
 }
 
 CUresult cuLibraryGetModule(void **m, void *lib)
@@ -225,11 +227,12 @@ CUresult cuLibraryUnload(void *lib)
 	free(lib);
 	return OK;
 }
+#endif
 
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *o,
 			    void **v)
 {
-	return load(m, image);
+	return load(m, image, "module");
 }
 
 /* the agent's own helper modules (its clock kernel): never instrumented */

@@ -5,7 +5,8 @@
 # (dlsym + cuGetProcAddress) and like -lcuda programs (agent_hookprog.c).
 # Checks the exports, that preloading into other programs is harmless,
 # that every launch form reaches the agent, the real PTX pipeline (fatbin
-# from nvcc, splice, ptxas on the result), the skips
+# from nvcc, splice, ptxas on the result; the JIT through cuLibraryLoadData,
+# and through cuModuleLoadDataEx on a driver without it), the skips
 # (module-scope variables, SASS only), the map total through the launch
 # parameter, the tracer protocol (agent_tracer.c), and gputrace -c with
 # the agent: device counts, warnings when no gpu: probe can fire.
@@ -73,7 +74,7 @@ for want in "cuLaunchKernel $VADD: instrumented, launch 1 kernel 0" \
 	grep -qxF "$want" "$T/out" || { cat "$T/out" "$T/err"; fail "missing: $want"; }
 done
 grep -q "instrumented $VADD \[gpu 0\]: jit" "$T/err" || fail "no jit report"
-grep -q '^fake: JIT$' "$T/err" || fail "no JIT"
+grep -q '^fake: JIT (library)$' "$T/err" || fail "no JIT through cuLibraryLoadData"
 # 5 launches x 4 blocks x 2 warps
 grep -qxF 'gputrace-agent: map 0 [gpu 0]: 40' "$T/err" || { cat "$T/err"; fail "map total"; }
 grep -q '\.param \.align 8 \.b8 __gt_ctx\[160\]' "$T/spliced.ptx" || fail "no __gt_ctx in the spliced PTX"
@@ -81,6 +82,11 @@ grep -q 'call __gt_probe_0' "$T/spliced.ptx" || fail "no probe call spliced"
 grep -q "\.entry $GLOBAL" "$T/spliced.ptx" && fail "unmatched kernel kept"
 "${NVCC%/nvcc}/ptxas" -arch=sm_90 "$T/spliced.ptx" -o "$T/sp.cubin" ||
 	fail "ptxas rejects the spliced PTX"
+
+# ---- a driver before CUDA 12.0 (no cuLibrary*): cuModuleLoadDataEx
+LD_LIBRARY_PATH=$T/old run "$T/v.cfg" "$T/vadd.fatbin" $VADD
+grep -q '^fake: JIT (module)$' "$T/err" || { cat "$T/err"; fail "old driver: no JIT through cuModuleLoadDataEx"; }
+grep -qxF 'gputrace-agent: map 0 [gpu 0]: 40' "$T/err" || { cat "$T/err"; fail "old driver: map total"; }
 
 # ---- graph nodes get the instrumented copy, with a launch parameter
 # taken when the node is set; read back, they name the original

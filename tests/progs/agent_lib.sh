@@ -24,6 +24,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 agent_tools
 $CC $W -shared -fPIC -Wl,-soname,libcuda.so.1 tests/accept/agent_fakecuda.c \
 	-o "$T/libcuda.so.1" || fail "building the fake libcuda"
+# a driver without cuLibrary* (before CUDA 12.0): LD_LIBRARY_PATH=$T/old
+mkdir -p "$T/old"
+$CC $W -DFAKECUDA_NO_LIBRARY -shared -fPIC -Wl,-soname,libcuda.so.1 \
+	tests/accept/agent_fakecuda.c -o "$T/old/libcuda.so.1" ||
+	fail "building the old fake libcuda"
 $CC $W tests/accept/agent_hookprog.c "$T/libcuda.so.1" -ldl \
 	-Wl,-rpath,"$T" -o "$T/prog" || fail "building agent_hookprog"
 "$NVCC" -fatbin -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
