@@ -445,7 +445,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	int maj = 0, min = 0, gpu;
 	unsigned sm, arch;
 	/* phase times for -v: PTX found, parsed, spliced, device state */
-	double ts[5], t0;
+	double ts[5];
 
 	ts[0] = now_ms();
 	if (agent_drv.ctx_get_device(&dev) != CUDA_SUCCESS ||
@@ -502,7 +502,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		snprintf(why, whylen, "no device state: %s", err);
 		goto out;
 	}
-	t0 = ts[4] = now_ms();
+	ts[4] = now_ms();
 	if (agent_jit(l.out, req.maxnreg, &in->mod, err, sizeof(err)) < 0) {
 		snprintf(why, whylen, "JIT failed: %s", err);
 		goto out;
@@ -533,7 +533,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		agent_ctx_name(k->id, k->mangled);
 	agent_ctx_kernel_hot(in->actx, k->id, k->mangled, in->hot);
 	agent_report("instrumented %s [gpu %d]: jit %.1f ms", k->pretty, gpu,
-		     now_ms() - t0);
+		     now_ms() - ts[4]);
 	agent_debug("%s: PTX found %.1f ms, parsed %.1f, spliced %.1f, device "
 		    "state %.1f, then JIT, load and slots %.1f", k->pretty,
 		    ts[1] - ts[0], ts[2] - ts[1], ts[3] - ts[2], ts[4] - ts[3],
