@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,17 +100,6 @@ static const struct {
 	{ "cuKernelGetFunction", CH_KERNEL_ENTRY },
 };
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* The part after "cuda:EVENT:" (the GLOB, which may hold "::"), or NULL. */
 static const char *glob_text(const char *name)
 {
@@ -150,8 +138,8 @@ static int cu_expand(const struct probe *p, char ***out, char *err,
 
 	*out = NULL;
 	if (p->nargs < 1 || !p->args[0][0])
-		return fail(err, errlen,
-			    "cuda probes are cuda:launch[:GLOB], cuda:malloc, cuda:free, cuda:memcpy, cuda:sync, cuda:graph, cuda:complete[:GLOB]");
+		return provider_fail(err, errlen, NULL, 0,
+				     "cuda probes are cuda:launch[:GLOB], cuda:malloc, cuda:free, cuda:memcpy, cuda:sync, cuda:graph, cuda:complete[:GLOB]");
 	at = strchr(p->args[0], '@');
 	snprintf(evglob, sizeof(evglob), "%.*s",
 		 (int)(at ? at - p->args[0] : (long)strlen(p->args[0])),
@@ -162,12 +150,13 @@ static int cu_expand(const struct probe *p, char ***out, char *err,
 		if (!fnmatch(evglob, events[i], 0))
 			known = true;
 	if (!known)
-		return fail(err, errlen,
-			    "unknown cuda probe '%s' (launch, malloc, free, memcpy, sync, graph, complete)",
-			    evglob);
+		return provider_fail(err, errlen, NULL, 0,
+				     "unknown cuda probe '%s' (launch, malloc, free, memcpy, sync, graph, complete)",
+				     evglob);
 	if (glob && !*glob)
-		return fail(err, errlen, "cuda:%s: empty kernel name GLOB",
-			    evglob);
+		return provider_fail(err, errlen, NULL, 0,
+				     "cuda:%s: empty kernel name GLOB",
+				     evglob);
 	/* cuda:complete alone needs no driver: its probe is in the agent */
 	s = NULL;
 	for (i = 0; i < NEVENTS; i++)
@@ -191,9 +180,9 @@ static int cu_expand(const struct probe *p, char ***out, char *err,
 		if (glob && e->lay != CL_LAUNCH && e->lay != CL_LAUNCH_EX &&
 		    e->lay != CL_COMPLETE) {
 			free(v);
-			return fail(err, errlen,
-				    "only cuda:launch and cuda:complete take a kernel name (cuda:%s has none)",
-				    e->event);
+			return provider_fail(err, errlen, NULL, 0,
+					     "only cuda:launch and cuda:complete take a kernel name (cuda:%s has none)",
+					     e->event);
 		}
 		if (e->lay != CL_COMPLETE && !driver_func(s, e->func))
 			continue;	/* an older driver */
@@ -258,17 +247,18 @@ static int complete_parse(struct probe *p, const struct cuda_entry *e,
 
 	*arg = -1;
 	if (!provider_agent_lib && provider_target_cmd)
-		return fail(err, errlen,
-			    "cuda:complete: cannot find gputrace's agent library (libgputrace-agent.so next to the gputrace binary, or $GPUTRACE_AGENT_LIB)");
+		return provider_fail(err, errlen, NULL, 0,
+				     "cuda:complete: cannot find gputrace's agent library (libgputrace-agent.so next to the gputrace binary, or $GPUTRACE_AGENT_LIB)");
 	if (!provider_agent_lib)
-		return fail(err, errlen,
-			    "cuda:complete needs -c CMD or -p PID: kernels are timed by gputrace's agent inside the target");
+		return provider_fail(err, errlen, NULL, 0,
+				     "cuda:complete needs -c CMD or -p PID: kernels are timed by gputrace's agent inside the target");
 	if (syms_load(provider_agent_lib, &s, err, errlen))
 		return -EINVAL;
 	f = driver_func(s, AGENT_COMPLETE_SYM);
 	if (!f)
-		return fail(err, errlen, "%s has no %s", provider_agent_lib,
-			    AGENT_COMPLETE_SYM);
+		return provider_fail(err, errlen, NULL, 0,
+				     "%s has no %s", provider_agent_lib,
+				     AGENT_COMPLETE_SYM);
 	new_priv(p, e, glob);
 	p->path = ast_strndup(provider_agent_lib, strlen(provider_agent_lib));
 	p->func = (char *)e->func;
@@ -348,25 +338,28 @@ static int cu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 
 	*arg = 0;
 	if (!at)	/* expand() makes every cuda probe */
-		return fail(err, errlen,
-			    "cuda probes need the provider's expansion (expand_all in compiler/sema.c)");
+		return provider_fail(err, errlen, NULL, 0,
+				     "cuda probes need the provider's expansion (expand_all in compiler/sema.c)");
 	e = find_entry(p->args[0], at - p->args[0], at + 1);
 	if (!e)
-		return fail(err, errlen, "unknown cuda probe '%s'", p->args[0]);
+		return provider_fail(err, errlen, NULL, 0,
+				     "unknown cuda probe '%s'", p->args[0]);
 	if (e->lay == CL_COMPLETE)
 		return complete_parse(p, e, glob, err, errlen, arg);
 	if (glob && e->lay != CL_LAUNCH && e->lay != CL_LAUNCH_EX)
-		return fail(err, errlen, "only cuda:launch takes a kernel name");
+		return provider_fail(err, errlen, NULL, 0,
+				     "only cuda:launch takes a kernel name");
 	if (glob && p->target_pid <= 0 && !provider_target_cmd)
-		return fail(err, errlen,
-			    "cuda:launch:GLOB needs -p PID or -c CMD: kernel names are matched against the target's fatbins");
+		return provider_fail(err, errlen, NULL, 0,
+				     "cuda:launch:GLOB needs -p PID or -c CMD: kernel names are matched against the target's fatbins");
 	*arg = -1;
 	ret = load_driver(p, path, sizeof(path), &s, err, errlen);
 	if (ret)
 		return -EINVAL;
 	f = driver_func(s, e->func);
 	if (!f)
-		return fail(err, errlen, "%s has no %s", path, e->func);
+		return provider_fail(err, errlen, NULL, 0,
+				     "%s has no %s", path, e->func);
 	new_priv(p, e, glob);
 	p->path = ast_strndup(path, strlen(path));
 	p->func = (char *)e->func;
@@ -739,9 +732,9 @@ static int glob_bit(struct cuda_shared *sh, struct cuda_priv *pv,
 			break;
 	if (i == sh->nglobs) {
 		if (i == CUDA_MAX_GLOBS)
-			return fail(err, errlen,
-				    "more than %d different kernel name GLOBs",
-				    CUDA_MAX_GLOBS);
+			return provider_fail(err, errlen, NULL, 0,
+					     "more than %d different kernel name GLOBs",
+					     CUDA_MAX_GLOBS);
 		sh->globs[sh->nglobs++] = pv->glob;
 	}
 	pv->bit = i;
@@ -765,9 +758,9 @@ static int complete_bit(struct cuda_shared *sh, struct cuda_priv *pv,
 			break;
 	if (i == sh->ncglobs) {
 		if (i == CUDA_MAX_GLOBS)
-			return fail(err, errlen,
-				    "more than %d different cuda:complete GLOBs",
-				    CUDA_MAX_GLOBS);
+			return provider_fail(err, errlen, NULL, 0,
+					     "more than %d different cuda:complete GLOBs",
+					     CUDA_MAX_GLOBS);
 		sh->cglobs[sh->ncglobs++] = g;
 	}
 	pv->bit = i;

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE	/* asprintf */
 #include <errno.h>
 #include <fnmatch.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,19 +36,6 @@
 struct kp_priv {
 	int nargs;		/* fentry: the function's parameter count */
 };
-
-__attribute__((format(printf, 5, 6)))
-static int fail(char *err, size_t errlen, int *arg, int which,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	*arg = which;
-	return -EINVAL;
-}
 
 /* FUNC+OFF: OFF decimal or 0x hex. */
 static int split_off(const char *s, char **name, uint64_t *off)
@@ -132,18 +118,19 @@ static int kp_parse(struct probe *p, char *err, size_t errlen, int *arg)
 
 	p->retprobe = p->prov == &provider_kretprobe;
 	if (p->nargs != 1 || !p->args[0][0])
-		return fail(err, errlen, arg, -1,
-			    "%s probe type requires 1 argument (%s:FUNC)",
-			    prov, prov);
+		return provider_fail(err, errlen, arg, -1,
+				     "%s probe type requires 1 argument (%s:FUNC)",
+				     prov, prov);
 	if (split_off(p->args[0], &name, &off))
-		return fail(err, errlen, arg, 0, "invalid offset in '%s'",
-			    p->args[0]);
+		return provider_fail(err, errlen, arg, 0,
+				     "invalid offset in '%s'",
+				     p->args[0]);
 	if (p->retprobe && strchr(p->args[0], '+'))
-		return fail(err, errlen, arg, 0,
-			    "kretprobe cannot take an offset");
+		return provider_fail(err, errlen, arg, 0,
+				     "kretprobe cannot take an offset");
 	if (!kfuncs_has(name))
-		return fail(err, errlen, arg, 0,
-			    "%s is not a traceable kernel function", name);
+		return provider_fail(err, errlen, arg, 0,
+				     "%s is not a traceable kernel function", name);
 	p->func = name;
 	p->offset = off;
 	kp = ast_alloc(sizeof(*kp));
@@ -153,18 +140,18 @@ static int kp_parse(struct probe *p, char *err, size_t errlen, int *arg)
 		return 0;
 	/* no kprobes: fentry/fexit, which has no offsets */
 	if (off)
-		return fail(err, errlen, arg, 0,
-			    "this kernel has no kprobes (CONFIG_KPROBES), and BPF trampolines cannot probe at an offset");
+		return provider_fail(err, errlen, arg, 0,
+				     "this kernel has no kprobes (CONFIG_KPROBES), and BPF trampolines cannot probe at an offset");
 	id = btf_func(name, &kp->nargs);
 	if (id < 0)
-		return fail(err, errlen, arg, 0,
-			    "this kernel has no kprobes (CONFIG_KPROBES), and %s has no BTF for a BPF trampoline",
-			    name);
+		return provider_fail(err, errlen, arg, 0,
+				     "this kernel has no kprobes (CONFIG_KPROBES), and %s has no BTF for a BPF trampoline",
+				     name);
 	e = tramp_usable(id, p->retprobe);
 	if (e)
-		return fail(err, errlen, arg, 0,
-			    "this kernel has no kprobes (CONFIG_KPROBES), and refuses a BPF trampoline on %s (%s)",
-			    name, strerror(-e));
+		return provider_fail(err, errlen, arg, 0,
+				     "this kernel has no kprobes (CONFIG_KPROBES), and refuses a BPF trampoline on %s (%s)",
+				     name, strerror(-e));
 	p->prog_type = BPF_PROG_TYPE_TRACING;
 	p->attach_type = p->retprobe ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY;
 	p->attach_btf_id = id;

@@ -63,14 +63,6 @@ struct perf_probe {
 	int nfds;
 };
 
-static int fail(char *err, size_t errlen, int *arg, int which, const char *msg,
-		const char *what)
-{
-	snprintf(err, errlen, msg, what);
-	*arg = which;
-	return -EINVAL;
-}
-
 /* A positive decimal, 0x hex or e-notation integer (interval's rules). */
 static int count_arg(const char *s, uint64_t *out)
 {
@@ -142,18 +134,19 @@ static int set_event(struct probe *p, const struct perf_ev *tab, size_t ntab,
 	uint64_t n;
 
 	if (p->nargs < 1 || p->nargs > 2)
-		return fail(err, errlen, arg, -1,
-			    "%s probe type requires 1 or 2 arguments", kind);
+		return provider_fail(err, errlen, arg, -1,
+				     "%s probe type requires 1 or 2 arguments", kind);
 	for (size_t i = 0; i < ntab && !e; i++)
 		if (!strcmp(tab[i].name, p->args[0]) ||
 		    (tab[i].alias && !strcmp(tab[i].alias, p->args[0])))
 			e = &tab[i];
 	if (!e)
-		return fail(err, errlen, arg, 0, "%s: unknown event", p->args[0]);
+		return provider_fail(err, errlen, arg, 0,
+				     "%s: unknown event", p->args[0]);
 	n = e->defcount;
 	if (p->nargs == 2 && count_arg(p->args[1], &n))
-		return fail(err, errlen, arg, 1,
-			    "%s: count must be a positive integer", p->args[1]);
+		return provider_fail(err, errlen, arg, 1,
+				     "%s: count must be a positive integer", p->args[1]);
 	pp->attr.type = e->type;
 	pp->attr.config = e->config;
 	pp->attr.sample_period = n;
@@ -171,19 +164,19 @@ static int profile_period(struct probe *p, char *err, size_t errlen, int *arg)
 	size_t i;
 
 	if (p->nargs != 2)
-		return fail(err, errlen, arg, -1, "%s",
-			    "profile probe type requires 2 arguments (profile:UNIT:N, UNIT one of s, ms, us, hz)");
+		return provider_fail(err, errlen, arg, -1, "%s",
+				     "profile probe type requires 2 arguments (profile:UNIT:N, UNIT one of s, ms, us, hz)");
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(p->args[0], units[i].unit))
 			break;
 	if (i == sizeof(units) / sizeof(units[0]))
-		return fail(err, errlen, arg, 0,
-			    "%s is not an accepted unit of time (s, ms, us, hz)",
-			    p->args[0]);
+		return provider_fail(err, errlen, arg, 0,
+				     "%s is not an accepted unit of time (s, ms, us, hz)",
+				     p->args[0]);
 	if (count_arg(p->args[1], &n))
-		return fail(err, errlen, arg, 1,
-			    "profile rate must be a positive integer, not '%s'",
-			    p->args[1]);
+		return provider_fail(err, errlen, arg, 1,
+				     "profile rate must be a positive integer, not '%s'",
+				     p->args[1]);
 	pp->attr.type = PERF_TYPE_SOFTWARE;
 	pp->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	if (!units[i].ns) {
@@ -191,8 +184,8 @@ static int profile_period(struct probe *p, char *err, size_t errlen, int *arg)
 		pp->attr.sample_freq = n;
 	} else {
 		if (n > UINT64_MAX / units[i].ns)
-			return fail(err, errlen, arg, 1,
-				    "profile period %s is too long", p->args[1]);
+			return provider_fail(err, errlen, arg, 1,
+					     "profile period %s is too long", p->args[1]);
 		pp->attr.sample_period = n * units[i].ns;
 	}
 	return 0;

@@ -99,6 +99,19 @@ int provider_names_add(struct provider_names *ns, const char *fmt, ...)
 	return 0;
 }
 
+int provider_fail(char *err, size_t errlen, int *arg, int which,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	if (arg)
+		*arg = which;
+	return -EINVAL;
+}
+
 static struct provider_names probe_ids;
 
 int probe_name_id(const char *name)

@@ -227,6 +227,14 @@ void provider_names_free(struct provider_names *ns);
 int probe_name_id(const char *name);
 const char *probe_name_of(uint64_t id);
 
+/*
+ * A probe name that does not parse: the message (printf's FMT) in ERR and,
+ * when ARG is set, which of the name's parts it is about in *ARG (WHICH;
+ * -1: the whole name).  Returns -EINVAL, for "return provider_fail(...)".
+ */
+int provider_fail(char *err, size_t errlen, int *arg, int which,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* NAME is argN (N decimal, no sign): true with *N set. */
 bool provider_arg_index(const char *name, int *n);
 

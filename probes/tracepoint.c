@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,19 +28,6 @@ struct tp_priv {
 	struct tp_field *fields;
 	int nfields;
 };
-
-__attribute__((format(printf, 5, 6)))
-static int fail(char *err, size_t errlen, int *arg, int which,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	*arg = which;
-	return -EINVAL;
-}
 
 /*
  * One "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;" line into F
@@ -113,11 +99,13 @@ static int read_event(struct probe *p, const char *tfs, char *err,
 		 p->args[1]);
 	fp = fopen(path, "re");
 	if (!fp)
-		return fail(err, errlen, arg, -1, "tracepoint not found: %s:%s",
-			    p->args[0], p->args[1]);
+		return provider_fail(err, errlen, arg, -1,
+				     "tracepoint not found: %s:%s",
+				     p->args[0], p->args[1]);
 	if (!fgets(line, sizeof(line), fp)) {
 		fclose(fp);
-		return fail(err, errlen, arg, -1, "cannot read %s", path);
+		return provider_fail(err, errlen, arg, -1,
+				     "cannot read %s", path);
 	}
 	fclose(fp);
 	tp->id = strtoull(line, NULL, 10);
@@ -125,8 +113,9 @@ static int read_event(struct probe *p, const char *tfs, char *err,
 		 p->args[0], p->args[1]);
 	fp = fopen(path, "re");
 	if (!fp)
-		return fail(err, errlen, arg, -1, "cannot read %s: %s", path,
-			    strerror(errno));
+		return provider_fail(err, errlen, arg, -1,
+				     "cannot read %s: %s", path,
+				     strerror(errno));
 	while (fgets(line, sizeof(line), fp)) {
 		if (tp_parse_field(line, &f))
 			continue;
@@ -151,13 +140,13 @@ static int tp_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	const char *tfs;
 
 	if (p->nargs != 2 || !p->args[0][0] || !p->args[1][0])
-		return fail(err, errlen, arg, -1,
-			    "tracepoint probe type requires 2 arguments (tracepoint:CATEGORY:NAME)");
+		return provider_fail(err, errlen, arg, -1,
+				     "tracepoint probe type requires 2 arguments (tracepoint:CATEGORY:NAME)");
 	tfs = tracefs_dir();
 	if (!tfs)
-		return fail(err, errlen, arg, -1,
-			    "tracepoint %s:%s: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing), or use rawtracepoint:%s",
-			    p->args[0], p->args[1], p->args[1]);
+		return provider_fail(err, errlen, arg, -1,
+				     "tracepoint %s:%s: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing), or use rawtracepoint:%s",
+				     p->args[0], p->args[1], p->args[1]);
 	return read_event(p, tfs, err, errlen, arg);
 }
 

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,19 +69,6 @@ static int split_off(const char *fn, char **name, uint64_t *off, bool *has)
 	}
 	*name = strndup(fn, plus - fn);
 	return *name ? 0 : -ENOMEM;
-}
-
-__attribute__((format(printf, 5, 6)))
-static int fail(char *err, size_t errlen, int *arg, int which,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	*arg = which;
-	return -EINVAL;
 }
 
 /*
@@ -142,9 +128,9 @@ static int by_address(struct probe *p, const struct syms *s, uint64_t addr,
 		    addr < s->funcs[i].addr + (s->funcs[i].size ? s->funcs[i].size : 1))
 			f = &s->funcs[i];
 	if (!f)
-		return fail(err, errlen, arg, 1,
-			    "could not resolve address 0x%llx in %s",
-			    (unsigned long long)addr, s->path);
+		return provider_fail(err, errlen, arg, 1,
+				     "could not resolve address 0x%llx in %s",
+				     (unsigned long long)addr, s->path);
 	full = ast_alloc(at + 24);
 	memcpy(full, p->name, at);
 	snprintf(full + at, 24, "%llu", (unsigned long long)addr);
@@ -170,9 +156,9 @@ static int check_boundary(struct probe *p, const struct syms_func *f,
 	if (r == 1)
 		return 0;
 	if (r == 0)
-		return fail(err, errlen, arg, 1,
-			    "could not add uprobe into middle of instruction: %s:%s+%llu",
-			    p->args[0], syms_display(f), (unsigned long long)off);
+		return provider_fail(err, errlen, arg, 1,
+				     "could not add uprobe into middle of instruction: %s:%s+%llu",
+				     p->args[0], syms_display(f), (unsigned long long)off);
 	fprintf(stderr, "gputrace: warning: %s: cannot check that +%llu is an instruction boundary: %s\n",
 		p->name, (unsigned long long)off, why);
 	return 0;
@@ -189,12 +175,12 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	int ret;
 
 	if (p->nargs < 2 || !p->args[0][0])
-		return fail(err, errlen, arg, -1,
-			    "%s probe type requires 2 arguments (%s:BIN:FUNC)",
-			    prov, prov);
+		return provider_fail(err, errlen, arg, -1,
+				     "%s probe type requires 2 arguments (%s:BIN:FUNC)",
+				     prov, prov);
 	if (!*func_text(p))
-		return fail(err, errlen, arg, 1,
-			    "%s needs a function name", prov);
+		return provider_fail(err, errlen, arg, 1,
+				     "%s needs a function name", prov);
 	if (split_off(func_text(p), &name, &off, &has_off))
 		return -ENOMEM;
 	if (unquote(p, name)) {
@@ -203,8 +189,8 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	}
 	p->retprobe = p->prov == &provider_uretprobe;
 	if (p->retprobe && has_off) {
-		ret = fail(err, errlen, arg, 1,
-			   "uretprobe cannot take an offset");
+		ret = provider_fail(err, errlen, arg, 1,
+				    "uretprobe cannot take an offset");
 		goto out;
 	}
 	ret = syms_resolve_shown(p->args[0], p->target_pid, path, sizeof(path),
@@ -224,20 +210,20 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	}
 	f = syms_lookup(s, name, &ambiguous);
 	if (ambiguous) {
-		ret = fail(err, errlen, arg, 1,
-			   "'%s' names several functions in %s; give the full name or a wildcard",
-			   name, path);
+		ret = provider_fail(err, errlen, arg, 1,
+				    "'%s' names several functions in %s; give the full name or a wildcard",
+				    name, path);
 		goto out;
 	}
 	if (!f) {
-		ret = fail(err, errlen, arg, 1,
-			   "no function '%s' in %s", name, path);
+		ret = provider_fail(err, errlen, arg, 1,
+				    "no function '%s' in %s", name, path);
 		goto out;
 	}
 	if (has_off && f->size && off >= f->size) {
-		ret = fail(err, errlen, arg, 1,
-			   "offset outside the function bounds ('%s' size is %llu)",
-			   syms_display(f), (unsigned long long)f->size);
+		ret = provider_fail(err, errlen, arg, 1,
+				    "offset outside the function bounds ('%s' size is %llu)",
+				    syms_display(f), (unsigned long long)f->size);
 		goto out;
 	}
 	if (has_off) {

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +38,6 @@ struct usdt_probe {
 	uint64_t sem[USDT_MAX_SITES];
 };
 
-__attribute__((format(printf, 5, 6)))
-static int fail(char *err, size_t errlen, int *arg, int which,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	*arg = which;
-	return -EINVAL;
-}
-
 /* PROV (NULL: any) and NAME match SITE, as globs. */
 static bool site_match(const struct usdt_site *s, const char *prov,
 		       const char *name)
@@ -71,8 +57,8 @@ static int us_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	int ret = 0;
 
 	if (p->nargs < 2 || p->nargs > 3 || !p->args[0][0] || !name[0])
-		return fail(err, errlen, arg, -1,
-			    "usdt probe type requires 2 or 3 arguments (usdt:BIN:[PROVIDER:]NAME)");
+		return provider_fail(err, errlen, arg, -1,
+				     "usdt probe type requires 2 or 3 arguments (usdt:BIN:[PROVIDER:]NAME)");
 	if (syms_resolve(p->args[0], p->target_pid, path, sizeof(path), err,
 			 errlen)) {
 		*arg = 0;
@@ -90,22 +76,24 @@ static int us_parse(struct probe *p, char *err, size_t errlen, int *arg)
 		if (!site_match(site, prov, name))
 			continue;
 		if (spec && strcmp(spec, site->args))
-			ret = fail(err, errlen, arg, p->nargs - 1,
-				   "usdt probe %s:%s has sites that read their arguments differently (not supported)",
-				   site->provider, site->name);
+			ret = provider_fail(err, errlen, arg, p->nargs - 1,
+					    "usdt probe %s:%s has sites that read their arguments differently (not supported)",
+					    site->provider, site->name);
 		else if (up->nsites == USDT_MAX_SITES)
-			ret = fail(err, errlen, arg, p->nargs - 1,
-				   "usdt probe %s:%s has more than %d sites",
-				   site->provider, site->name, USDT_MAX_SITES);
+			ret = provider_fail(err, errlen, arg, p->nargs - 1,
+					    "usdt probe %s:%s has more than %d sites",
+					    site->provider, site->name, USDT_MAX_SITES);
 		if (ret)
 			break;
 		if (!spec) {
 			up->nargs = usdt_parse_args(site->args, up->args,
 						    USDT_MAX_ARGS, msg, sizeof(msg));
 			if (up->nargs < 0) {
-				ret = fail(err, errlen, arg, p->nargs - 1,
-					   "usdt probe %s:%s: %s", site->provider,
-					   site->name, msg);
+				ret = provider_fail(err, errlen, arg,
+						    p->nargs - 1,
+						    "usdt probe %s:%s: %s",
+						    site->provider, site->name,
+						    msg);
 				break;
 			}
 			spec = site->args;
@@ -115,9 +103,9 @@ static int us_parse(struct probe *p, char *err, size_t errlen, int *arg)
 		up->sem[up->nsites++] = site->sem_offset;
 	}
 	if (!ret && !up->nsites)
-		ret = fail(err, errlen, arg, p->nargs - 1,
-			   "no usdt probe '%s%s%s' in %s", prov ? prov : "",
-			   prov ? ":" : "", name, path);
+		ret = provider_fail(err, errlen, arg, p->nargs - 1,
+				    "no usdt probe '%s%s%s' in %s", prov ? prov : "",
+				    prov ? ":" : "", name, path);
 	usdt_sites_free(&s);
 	if (ret)
 		return ret;
