@@ -20,28 +20,8 @@ trap 'rm -rf "$T"' EXIT
 "$NVCC" -O2 -arch=sm_90 -std=c++17 -o "$T/forms" tests/gpu/real/launch_forms.cu \
 	-lcuda -lnvrtc -lpthread || { echo "FAIL build"; exit 1; }
 P=$T/forms
-nfail=0
-ok() { echo "PASS $1"; }
-bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
-expect_eq() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1" "got '$2', want '$3'"; fi
-}
-run() {	# NAME PROGRAM
-	timeout 300 "$GT" -q -c "$P" -e "$2" >"$T/$1.out" 2>"$T/$1.err"
-	echo $? >"$T/$1.rc"
-}
-same_results() {
-	expect_eq "$1: gputrace status" "$(cat "$T/$1.rc")" 0
-	grep -q '^results ok$' "$T/$1.out" && grep -q "^$sum\$" "$T/$1.out" &&
-		ok "$1: results identical" ||
-		{ bad "$1: results" "$(grep -v '^expect' "$T/$1.out" | head -5)"; sed 's/^/    | /' "$T/$1.err" | head -20; }
-}
-
-"$P" >"$T/native.out" 2>&1 || { echo "FAIL native run"; cat "$T/native.out"; exit 1; }
-sum=$(grep '^checksum' "$T/native.out")
-kernels=$(sed -n 's/^expect \([a-z_]*\) .*/\1/p' "$T/native.out")
-want() { sed -n "s/^expect $1 \\(.* \\)*$2 \\([0-9]*\\).*/\\2/p" "$T/native.out"; }
-got() { sed -n "s/^$2\\[$3\\]: //p" "$1"; }
+. tests/progs/gpu_expect.sh
+native
 
 run warp 'gpu:warp:f_* { @w[kernel] = count(); }'
 same_results warp
