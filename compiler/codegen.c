@@ -1103,29 +1103,6 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 	g->sp = save;
 }
 
-/* Send the SIZE-byte event at [r10+buf] to the tracer; count drops. */
-static void send_event(struct cg *g, int buf, int size)
-{
-	int j;
-
-	emit_map_ref(g, BPF_REG_1, cg_events_map(g->u));
-	stack_ptr(g, BPF_REG_2, buf);
-	emit(g, I_MOV64_IMM(BPF_REG_3, size));
-	emit(g, I_MOV64_IMM(BPF_REG_4, 0));
-	emit(g, I_CALL(H_RINGBUF_OUTPUT));
-	j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
-	/* lost: bump the per-CPU counter at key 0 */
-	emit(g, I_ST(BPF_W, BPF_REG_10, buf, 0));
-	emit_map_ref(g, BPF_REG_1, cg_lost_map(g->u));
-	stack_ptr(g, BPF_REG_2, buf);
-	emit(g, I_CALL(H_MAP_LOOKUP));
-	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3));
-	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
-	emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
-	emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
-	patch(g, j);
-}
-
 /* Bump the per-CPU count of lost events; SCRATCH: 8 bytes of stack */
 static void count_lost(struct cg *g, int scratch)
 {
@@ -1137,6 +1114,21 @@ static void count_lost(struct cg *g, int scratch)
 	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
 	emit(g, I_ALU64_IMM(BPF_ADD, BPF_REG_1, 1));
 	emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+}
+
+/* Send the SIZE-byte event at [r10+buf] to the tracer; count drops. */
+static void send_event(struct cg *g, int buf, int size)
+{
+	int j;
+
+	emit_map_ref(g, BPF_REG_1, cg_events_map(g->u));
+	stack_ptr(g, BPF_REG_2, buf);
+	emit(g, I_MOV64_IMM(BPF_REG_3, size));
+	emit(g, I_MOV64_IMM(BPF_REG_4, 0));
+	emit(g, I_CALL(H_RINGBUF_OUTPUT));
+	j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	count_lost(g, buf);	/* dropped: its buffer is scratch now */
+	patch(g, j);
 }
 
 /*
