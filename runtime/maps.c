@@ -79,11 +79,15 @@ static void decode(const struct type *t, const void *p, struct out_val *v,
 		v->type = OV_STR;
 		v->s = user_name(w[0]);
 		break;
-	case T_PROBE:
+	case T_PROBE: {
+		const char *name;
+
 		memcpy(w, p, 8);
+		name = probe_name_of(w[0]);
 		v->type = OV_STR;
-		v->s = strdup(probe_name_of(w[0]) ? probe_name_of(w[0]) : "");
+		v->s = strdup(name ? name : "");
 		break;
+	}
 	case T_TIME:
 		memcpy(w, p, 16);
 		tb[0] = 0;
