@@ -130,15 +130,29 @@ out:
 		agent_drv.module_unload(mod);
 }
 
+/*
+ * Copy N bytes at SRC (ours until the stream is synchronized: kept in
+ * HELD) to device address DST.
+ */
+static CUresult put(struct agent_actx *a, CUdeviceptr dst, void *src,
+		    size_t n, void **held, int *nheld)
+{
+	held[(*nheld)++] = src;
+	return agent_drv.htod_async(dst, src, n, a->stream);
+}
+
 static int setup(struct agent_actx *a, char *err, size_t errlen)
 {
 	uint32_t nmaps = (uint32_t)agent.cfg.nmaps;
 	uint32_t nrings = rings_ok() ? agent.cfg.nrings : 0;
 	uint32_t rb = nrings ? agent.cfg.ring_bytes : 0;
-	size_t off, rings_off, names_off, scratch_off, allocs_off = 0, *moff;
+	size_t off, hdr_bytes, rings_off, names_off, scratch_off;
+	size_t allocs_off = 0, *moff;
 	struct devrt_ctx *c;
 	CUdevice dev;
-	uint8_t *img;
+	uint8_t *hdr;
+	void **held;
+	int nheld = 0;
 	CUresult r;
 	int e;
 
@@ -152,9 +166,14 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	if ((e = complete_maps(a, err, errlen)) < 0)
 		return e;
 	moff = calloc(nmaps + 1, sizeof(*moff));
-	if (!moff)
+	/* the header, keyless min/max maps, names, the allocation table */
+	held = calloc(nmaps + 4, sizeof(*held));
+	if (!moff || !held) {
+		free(moff);
+		free(held);
 		return -ENOMEM;
-	off = align256(devrt_ctx_bytes(nmaps));
+	}
+	off = hdr_bytes = align256(devrt_ctx_bytes(nmaps));
 	for (uint32_t i = 0; i < nmaps; i++) {
 		moff[i] = off;
 		if (a->descs[i].kind != DEVRT_K_NONE)
@@ -172,30 +191,33 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 		off += align256(DEVRT_ALLOC_BYTES);
 	}
 	a->bytes = off;
-	img = calloc(1, off);
+	hdr = calloc(1, hdr_bytes);
 	a->tails = calloc(nrings + 1, sizeof(*a->tails));
 	a->hdrs = calloc(nrings + 1, sizeof(*a->hdrs));
 	a->rbuf = malloc(DEVRT_LINE + rb);
-	if (!img || !a->tails || !a->hdrs || !a->rbuf) {
-		free(img);
-		free(moff);
-		return -ENOMEM;
-	}
-	r = agent_drv.stream_create(&a->stream, CU_STREAM_NON_BLOCKING);
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (hdr && a->tails && a->hdrs && a->rbuf)
+		r = agent_drv.stream_create(&a->stream, CU_STREAM_NON_BLOCKING);
 	if (r == CUDA_SUCCESS)
 		r = agent_drv.mem_alloc(&a->base, off);
 	if (r != CUDA_SUCCESS) {
 		snprintf(err, errlen, "%zu bytes of device memory: %s", off,
 			 agent_cu_str(r));
-		free(img);
+		free(hdr);
 		free(moff);
+		free(held);
 		return -ENOMEM;
 	}
 	a->d_ctx = a->base;
 	a->d_rings = a->base + rings_off;
 	a->d_names = a->base + names_off;
 	a->d_scratch = a->base + scratch_off;
-	c = (struct devrt_ctx *)img;
+	/*
+	 * Most of the state starts zero (a per-kernel map and the rings
+	 * are 16 MB): zeroed on the device, the rest copied over it.
+	 */
+	r = agent_drv.memset_d8_async(a->base, 0, off, a->stream);
+	c = (struct devrt_ctx *)hdr;
 	c->magic = DEVRT_MAGIC;
 	c->gpu = (uint64_t)a->gpu;
 	c->pid = (uint64_t)getpid();
@@ -205,30 +227,66 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	c->rings = (uint64_t)a->d_rings;
 	c->names = (uint64_t)a->d_names;
 	if (allocs_off) {
+		uint8_t *t = calloc(1, DEVRT_ALLOC_BYTES);
+
 		a->d_allocs = a->base + allocs_off;
 		a->alloc_active = 0;
 		c->allocs = (uint64_t)a->d_allocs;
-		agent_alloc_table(a->gpu, (uint64_t *)(img + allocs_off +
-						       DEVRT_LINE));
+		if (!t) {
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else if (r != CUDA_SUCCESS) {
+			free(t);
+		} else {
+			agent_alloc_table(a->gpu, (uint64_t *)(t + DEVRT_LINE));
+			r = put(a, a->d_allocs, t, DEVRT_ALLOC_BYTES, held,
+				&nheld);
+		}
 	}
 	for (uint32_t i = 0; i < nmaps; i++) {
 		struct devrt_map_desc *d = &a->descs[i];
 
 		if (d->kind != DEVRT_K_NONE) {
 			d->base = (uint64_t)a->base + moff[i];
-			devrt_map_init(d, img + moff[i]);
+			if (!devrt_map_zero_init(d) && r == CUDA_SUCCESS) {
+				void *m = malloc(devrt_map_bytes(d));
+
+				if (!m) {
+					r = CUDA_ERROR_OUT_OF_MEMORY;
+				} else {
+					devrt_map_init(d, m);
+					r = put(a, d->base, m,
+						devrt_map_bytes(d), held,
+						&nheld);
+				}
+			}
 		}
-		memcpy(img + DEVRT_CTX_SIZE + (size_t)i * DEVRT_DESC_SIZE, d,
+		memcpy(hdr + DEVRT_CTX_SIZE + (size_t)i * DEVRT_DESC_SIZE, d,
 		       sizeof(*d));
 	}
 	devrt_hot_words(a->descs, (int)nmaps, a->hot);
-	if (knames)
-		memcpy(img + names_off, knames,
-		       (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES);
-	r = agent_drv.htod_async(a->base, img, off, a->stream);
+	if (knames && r == CUDA_SUCCESS) {
+		void *n = malloc((size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES);
+
+		if (!n) {
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			memcpy(n, knames,
+			       (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES);
+			r = put(a, a->d_names, n, (size_t)AGENT_MAX_KERNELS *
+				AGENT_NAME_BYTES, held, &nheld);
+		}
+	}
+	if (r == CUDA_SUCCESS)
+		r = put(a, a->base, hdr, hdr_bytes, held, &nheld);
+	else
+		free(hdr);
 	if (r == CUDA_SUCCESS)
 		r = agent_drv.stream_sync(a->stream);
-	free(img);
+	else
+		agent_drv.stream_sync(a->stream);
+	while (nheld)
+		free(held[--nheld]);
+	free(held);
 	free(moff);
 	if (r != CUDA_SUCCESS) {
 		snprintf(err, errlen, "initialising device memory: %s",

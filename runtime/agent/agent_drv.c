@@ -46,6 +46,7 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(htod_async, "cuMemcpyHtoDAsync_v2"),
 	USE(dtoh_async, "cuMemcpyDtoHAsync_v2"),
 	USE(memcpy2d_async, "cuMemcpy2DAsync_v2"),
+	USE(memset_d8_async, "cuMemsetD8Async"),
 	USE(get_error_string, "cuGetErrorName"),
 	USE(capture_mode, "cuThreadExchangeStreamCaptureMode"),
 	USE(primary_retain, "cuDevicePrimaryCtxRetain"),
@@ -79,7 +80,7 @@ static void drv_load(void)
 	if (!NEED(ctx_get_current) || !NEED(ctx_push) || !NEED(ctx_pop) ||
 	    !NEED(ctx_get_device) || !NEED(device_get_attribute) ||
 	    !NEED(stream_create) || !NEED(stream_sync) || !NEED(mem_alloc) ||
-	    !NEED(htod_async) || !NEED(dtoh_async) ||
+	    !NEED(htod_async) || !NEED(dtoh_async) || !NEED(memset_d8_async) ||
 	    !NEED(module_load_data_ex) || !NEED(module_load_data) ||
 	    !NEED(module_get_function))
 		drv_err = -ENOSYS;	/* hooks still forward; no probes */

@@ -201,6 +201,8 @@ struct agent_drv {
 	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*memcpy2d_async)(const CUDA_MEMCPY2D *, CUstream);
+	CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t,
+				    CUstream);
 	/* CUDA 12.4: the kernels of a module or library (agent_prefetch.c) */
 	CUresult (*module_func_count)(unsigned *, CUmodule);
 	CUresult (*module_enum_funcs)(CUfunction *, unsigned, CUmodule);

@@ -13,6 +13,7 @@
 #ifndef GT_DEVRT_H
 #define GT_DEVRT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define DEVRT_MAGIC	0x3174726476656467ull	/* "gdevdrt1" */
@@ -231,6 +232,8 @@ uint64_t devrt_map_bytes(const struct devrt_map_desc *d);
  * so the device can use atomic min/max).  Also what clear() writes.
  */
 void devrt_map_init(const struct devrt_map_desc *d, void *image);
+/* Whether devrt_map_init writes only zeros for D. */
+bool devrt_map_zero_init(const struct devrt_map_desc *d);
 
 /*
  * Per-key totals of a host copy IMAGE of D's memory: shards merged

@@ -94,13 +94,19 @@ static const uint8_t *slot_at(const struct devrt_map_desc *d,
 	       DEVRT_LINE + (uint64_t)i * d->slot_bytes;
 }
 
+bool devrt_map_zero_init(const struct devrt_map_desc *d)
+{
+	return d->key_size ||
+	       (d->kind != DEVRT_K_MIN && d->kind != DEVRT_K_MAX);
+}
+
 void devrt_map_init(const struct devrt_map_desc *d, void *image)
 {
 	bool sgn = d->flags & DEVRT_F_SIGNED;
 	uint64_t v;
 
 	memset(image, 0, devrt_map_bytes(d));
-	if (d->key_size || (d->kind != DEVRT_K_MIN && d->kind != DEVRT_K_MAX))
+	if (devrt_map_zero_init(d))
 		return;
 	if (d->kind == DEVRT_K_MIN)
 		v = sgn ? (uint64_t)INT64_MAX : UINT64_MAX;

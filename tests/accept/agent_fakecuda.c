@@ -146,7 +146,10 @@ CUresult cuMemAlloc_v2(uint64_t *p, size_t n)
 	void *m;
 
 	CAPTURE_CHECK("cuMemAlloc");
-	m = calloc(1, n);
+	/* not zeroed, as a GPU's is not: the agent must clear what it uses */
+	m = malloc(n);
+	if (m)
+		memset(m, 0xa5, n);
 
 	*p = (uint64_t)(uintptr_t)m;
 	return m ? OK : 2;
@@ -162,6 +165,13 @@ CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st)
 {
 	CAPTURE_CHECK("cuMemcpyHtoDAsync");
 	memcpy((void *)(uintptr_t)d, s, n);
+	return OK;
+}
+
+CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st)
+{
+	CAPTURE_CHECK("cuMemsetD8Async");
+	memset((void *)(uintptr_t)d, v, n);
 	return OK;
 }
 
