@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@ static pthread_cond_t ack_cond = PTHREAD_COND_INITIALIZER;
 static uint64_t ack_seq, tell_seq;
 static pthread_t thread;
 static int started, stopping;
+static int wake_fd = -1;	/* agent_serve_stop ends the thread's poll */
 
 static uint64_t now_ms(void)
 {
@@ -82,7 +84,10 @@ static void *serve(void *arg)
 	uint64_t last = now_ms(), lastc = last;
 
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
+		struct pollfd p[2] = {
+			{ .fd = agent.sock, .events = POLLIN },
+			{ .fd = wake_fd, .events = POLLIN },
+		};
 		uint64_t t;
 
 		/* an attached session ended (-p): the thread goes, a new
@@ -98,7 +103,8 @@ static void *serve(void *arg)
 			pthread_mutex_unlock(&serve_lock);
 		}
 
-		if (poll(&p, agent.sock >= 0 ? 1 : 0, DRAIN_MS) > 0)
+		/* negative fds are skipped */
+		if (poll(p, 2, DRAIN_MS) > 0 && p[0].revents)
 			on_message();
 		t = now_ms();
 		if (t - last >= DRAIN_MS) {
@@ -170,6 +176,8 @@ void agent_serve_start(void)
 		return;
 	pthread_mutex_lock(&serve_lock);
 	if (!started && !stopping) {
+		if (wake_fd < 0)
+			wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (pthread_create(&thread, NULL, serve, NULL) == 0)
@@ -186,6 +194,9 @@ void agent_serve_stop(void)
 {
 	pthread_mutex_lock(&serve_lock);
 	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	/* not a poll's worth (DRAIN_MS) of waiting at the program's exit */
+	if (wake_fd >= 0 && write(wake_fd, &(uint64_t){ 1 }, 8) < 0)
+		agent_debug("waking the agent's thread: %s", strerror(errno));
 	pthread_mutex_unlock(&serve_lock);
 	if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) &&
 	    !pthread_equal(thread, pthread_self())) {
