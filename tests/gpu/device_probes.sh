@@ -19,11 +19,19 @@ P=$T/gpuprog
 nfail=0
 
 ok() { echo "PASS $1"; }
-bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+# a failed check shows how the last run ended: its status, stderr's end
+bad() {
+	echo "FAIL $1: $2"
+	nfail=$((nfail + 1))
+	[ -n "$last" ] || return
+	echo "    last run ($last): exit status $(cat "$T/$last.rc")"
+	tail -n 8 "$T/$last.err" | sed 's/^/    stderr: /'
+}
 # val FILE NAME: the number after "NAME: " (scalar map line)
 val() { sed -n "s/^$2: \\([0-9-]*\\)\$/\\1/p" "$1" | head -1; }
 # run NAME PROGRAM CMD: gputrace -c CMD -e PROGRAM; out in $T/NAME.{out,err}
 run() {
+	last=$1
 	timeout 120 "$GT" -q -c "$3" -e "$2" >"$T/$1.out" 2>"$T/$1.err"
 	echo $? >"$T/$1.rc"
 }
@@ -43,6 +51,9 @@ run warp 'gpu:warp:vadd { @w = count(); }' "$P vadd $N $ITERS"
 expect_eq "gpu:warp count = ITERS x warps" "$(val "$T/warp.out" @w)" "$warps"
 grep -q "^$sum\$" "$T/warp.out" && ok "results identical under gpu:warp" ||
 	bad "results identical under gpu:warp" "checksum differs"
+# the probe builtin: a number in the device clause, named by the tracer
+run probe 'gpu:warp:vadd { @p[probe] = count(); }' "$P vadd $N $ITERS"
+expect_eq "@p[probe] = ITERS x warps" "$(sed -n 's/^@p\[gpu:warp:vadd\]: //p' "$T/probe.out")" "$warps"
 run thread 'gpu:kernel:vadd { @t = count(); }' "$P vadd $N $ITERS"
 expect_eq "gpu:kernel count = ITERS x threads" "$(val "$T/thread.out" @t)" "$threads"
 run texit 'gpu:kernel:vadd:exit { @t = count(); }' "$P vadd $N $ITERS"
