@@ -442,6 +442,33 @@ static void test_prune(void)
 	CHECK(ptx_prune_decls(".func f(\n", roots, 2, &out, err,
 			      sizeof(err)) == -EINVAL && !out,
 	      "prune/bad decls");
+	/* results are remembered by content: asked again, the same; other
+	 * roots (a NULL one against "") or decls, their own */
+	roots[0] = "\tcall __gt_a, (%gt_ctx);\n";
+	roots[1] = NULL;
+	for (int i = 0; i < 3; i++) {
+		CHECK(ptx_prune_decls(decls, roots, 2, &out, err,
+				      sizeof(err)) == 0 &&
+		      contains(out, ".func __gt_b(") &&
+		      !contains(out, ".func __gt_c"), "prune/asked again");
+		free(out);
+	}
+	roots[1] = "";
+	CHECK(ptx_prune_decls(decls, roots, 2, &out, err, sizeof(err)) == 0 &&
+	      contains(out, ".func __gt_b("), "prune/empty root");
+	free(out);
+	roots[0] = "\tcall __gt_c, ();\n";
+	CHECK(ptx_prune_decls(decls, roots, 2, &out, err, sizeof(err)) == 0 &&
+	      contains(out, ".func __gt_c(") && !contains(out, ".func __gt_b("),
+	      "prune/new roots, new result");
+	free(out);
+	CHECK(ptx_prune_decls(decls + 11, roots, 2, &out, err,
+			      sizeof(err)) == 0 && contains(out, ".func __gt_c("),
+	      "prune/new decls, new result");
+	free(out);
+	CHECK(ptx_prune_decls(".func f(\n", roots, 2, &out, err,
+			      sizeof(err)) == -EINVAL && !out,
+	      "prune/bad decls again");
 }
 
 static void test_splice_shape(void)
