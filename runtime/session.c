@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -321,6 +322,23 @@ static bool target_gone(const struct session_opts *opts)
 	return opts->pid > 0 && kill(opts->pid, 0) < 0 && errno == ESRCH;
 }
 
+/*
+ * A descriptor that polls readable when the target ends (Linux 5.3's
+ * pidfd), so the loop below notices at once rather than at its next
+ * 100 ms timeout; -1 without a target or a kernel that has none.
+ */
+static int target_pidfd(const struct session_opts *opts)
+{
+	pid_t pid = opts->child && opts->child->pid > 0 ? opts->child->pid :
+		    opts->pid;
+
+#ifdef SYS_pidfd_open
+	if (pid > 0)
+		return (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+	return -1;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	const struct map_sym *const *x = a, *const *y = b;
@@ -411,7 +429,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct sigaction usr1 = { .sa_handler = on_usr1 };
 	char err[4096];
-	int ret = 1;
+	int ret = 1, pidfd = -1;
 
 	if (gt_object_load(obj, err, sizeof(err))) {
 		fprintf(stderr, "gputrace: %s\n", err);
@@ -454,17 +472,25 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			goto detach;
 		}
 	}
+	pidfd = target_pidfd(opts);
 	while (!s.exiting && !interrupted && !target_gone(opts)) {
-		struct pollfd pf[2] = {
+		/* negative fds are skipped */
+		struct pollfd pf[3] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 			{ .fd = agentctl_fd(s.ac), .events = POLLIN },
+			{ .fd = pidfd, .events = POLLIN },
 		};
-		int n = poll(pf, s.ac ? 2 : 1, 100);
+		int n = poll(pf, 3, 100);
 
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "gputrace: polling events: %s\n", strerror(errno));
 			break;
 		}
+		/* -p: ended, though its parent may not have reaped it yet
+		 * (kill() still finds a zombie); -c: target_gone reaps it */
+		if (n > 0 && (pf[2].revents & POLLIN) &&
+		    !(opts->child && opts->child->pid > 0))
+			break;
 		n = ring_buffer__consume(rb);
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "gputrace: reading events: %s\n", strerror(-n));
@@ -509,6 +535,8 @@ detach:
 			p->prov->detach(p);
 	}
 out:
+	if (pidfd >= 0)
+		close(pidfd);
 	ring_buffer__free(rb);
 	stacks_reset();
 	gt_object_unload(obj);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Acceptance: SIGUSR1 prints every map (no blank pair before them) and
 # tracing goes on, as in bpftrace; the -c child is killed when gputrace
-# ends, whether through exit(), SIGINT or SIGTERM (bpftrace kills it).
+# ends, whether through exit(), SIGINT or SIGTERM (bpftrace kills it);
+# -p ends with its target, reaped or not.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 GT=${GPUTRACE:-build/gputrace}
@@ -68,5 +69,22 @@ base=$((400 + $$ % 10000))
 run_child exit "$base"
 run_child INT "$((base + 1))"
 run_child TERM "$((base + 2))"
+
+# --- -p: gputrace ends when its target does, even while the target's
+# parent has not reaped it (a zombie: kill -0 still finds it).  The
+# parent, here a shell exec'd into a long sleep, never waits.
+sh -c 'sleep 1 & echo $! >"$1"; exec sleep 30' sh "$T/zpid" &
+parent=$!
+sleep 0.3
+zp=$(cat "$T/zpid")
+timeout 10 "$GT" -p "$zp" -e 'BEGIN { printf("traced\n"); }' >"$T/out" 2>"$T/err"
+rc=$?
+kill "$parent" 2>/dev/null
+wait "$parent" 2>/dev/null
+if [ "$rc" -ne 0 ] || ! grep -q '^traced$' "$T/out"; then
+	echo "-p: exit status $rc (124: still running 9 s after its target ended), want 0; stderr:"
+	cat "$T/err"
+	exit 1
+fi
 echo "ok"
 exit 0
