@@ -8,7 +8,6 @@
  * the copy the build puts next to the binary, then the system's.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "probes/insn_check.h"
+#include "runtime/zydis_load.h"
 
 #ifndef GT_HAVE_ZYDIS
 int insn_boundary(const char *path, uint64_t foff, uint64_t size,
@@ -29,65 +29,28 @@ int insn_boundary(const char *path, uint64_t foff, uint64_t size,
 #else
 #include <Zydis/Zydis.h>
 
-static struct {
-	ZyanStatus (*init)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
-	ZyanStatus (*decode)(const ZydisDecoder *, const void *, ZyanUSize,
-			     ZydisDecodedInstruction *, ZydisDecodedOperand *);
-	ZydisDecoder dec;
-	int state;		/* 0 not tried, 1 ready, <0 failed */
-} zy;
-
-static void *open_zydis(void)
-{
-	char exe[PATH_MAX], lib[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	void *h = NULL;
-
-	if (n > 0) {
-		char *s;
-
-		exe[n] = 0;
-		s = strrchr(exe, '/');
-		if (s) {
-			snprintf(lib, sizeof(lib), "%.*s/libZydis.so.4.0",
-				 (int)(s - exe), exe);
-			h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-		}
-	}
-	if (!h)
-		h = dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		h = dlopen("libZydis.so.4", RTLD_NOW | RTLD_LOCAL);
-	return h;
-}
+static struct zydis zy;
+static int zy_state;		/* 0 not tried, 1 ready, <0 failed */
+static char zy_err[160];
 
 static int zydis_ready(char *err, size_t errlen)
 {
-	void *h;
+	char exe[PATH_MAX];
+	ssize_t n;
 
-	if (zy.state)
-		goto out;
-	zy.state = -ENOENT;
-	h = open_zydis();
-	if (!h)
-		goto out;
-	zy.init = (ZyanStatus (*)(ZydisDecoder *, ZydisMachineMode,
-				  ZydisStackWidth))dlsym(h, "ZydisDecoderInit");
-	zy.decode = (ZyanStatus (*)(const ZydisDecoder *, const void *,
-				    ZyanUSize, ZydisDecodedInstruction *,
-				    ZydisDecodedOperand *))
-		dlsym(h, "ZydisDecoderDecodeFull");
-	zy.state = zy.init && zy.decode &&
-		   ZYAN_SUCCESS(zy.init(&zy.dec, ZYDIS_MACHINE_MODE_LONG_64,
-					ZYDIS_STACK_WIDTH_64)) ? 1 : -ENOSYS;
-	/* the handle stays open: the decoder lives in it */
-out:
-	if (zy.state < 0)
-		snprintf(err, errlen, "%s",
-			 zy.state == -ENOENT ?
-			 "cannot open libZydis.so.4.0 (Debian's libzydis4, or a copy next to gputrace)" :
-			 "libZydis.so.4.0 is not Zydis 4");
-	return zy.state < 0 ? zy.state : 0;
+	if (!zy_state) {
+		/* a copy next to the binary first */
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0)
+			exe[n] = 0;
+		zy_state = zydis_load(&zy, n > 0 ? exe : NULL, "gputrace",
+				      zy_err, sizeof(zy_err));
+		if (!zy_state)
+			zy_state = 1;
+	}
+	if (zy_state < 0)
+		snprintf(err, errlen, "%s", zy_err);
+	return zy_state < 0 ? zy_state : 0;
 }
 
 int insn_boundary(const char *path, uint64_t foff, uint64_t size,

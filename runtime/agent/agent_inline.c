@@ -55,6 +55,8 @@ void agent_inline_disarm(void)
 #else
 #include <Zydis/Zydis.h>
 
+#include "runtime/zydis_load.h"
+
 /* Read by the injector (gputrace_arm returns its address). */
 struct agent_patches agent_patches;
 
@@ -67,55 +69,22 @@ struct inl {
 };
 static struct inl inl[AGENT_MAX_PATCHES];
 
-static struct {
-	ZyanStatus (*init)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
-	ZyanStatus (*decode)(const ZydisDecoder *, const void *, ZyanUSize,
-			     ZydisDecodedInstruction *, ZydisDecodedOperand *);
-	ZydisDecoder dec;
-	bool ok;
-} zy;
+static struct zydis zy;
+static bool zy_ok;
 
 static int zydis_open(char *err, size_t errlen)
 {
 	Dl_info di;
-	char path[4096];
-	void *h = NULL;
+	int e;
 
-	if (zy.ok)
+	if (zy_ok)
 		return 0;
 	/* next to the agent first: a machine without libzydis4 gets the
 	 * copy carried with the agent */
-	if (dladdr((void *)zydis_open, &di) && di.dli_fname) {
-		const char *s = strrchr(di.dli_fname, '/');
-
-		if (s) {
-			snprintf(path, sizeof(path), "%.*s/libZydis.so.4.0",
-				 (int)(s - di.dli_fname), di.dli_fname);
-			h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		}
-	}
-	if (!h)
-		h = dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(err, errlen, "cannot open libZydis.so.4.0 (the x86 "
-			 "decoder; Debian's libzydis4, or a copy next to the "
-			 "agent)");
-		return -ENOENT;
-	}
-	zy.init = (ZyanStatus (*)(ZydisDecoder *, ZydisMachineMode,
-				  ZydisStackWidth))dlsym(h, "ZydisDecoderInit");
-	zy.decode = (ZyanStatus (*)(const ZydisDecoder *, const void *,
-				    ZyanUSize, ZydisDecodedInstruction *,
-				    ZydisDecodedOperand *))
-		dlsym(h, "ZydisDecoderDecodeFull");
-	if (!zy.init || !zy.decode ||
-	    ZYAN_FAILED(zy.init(&zy.dec, ZYDIS_MACHINE_MODE_LONG_64,
-				ZYDIS_STACK_WIDTH_64))) {
-		snprintf(err, errlen, "libZydis.so.4.0 is not Zydis 4");
-		return -ENOSYS;
-	}
-	zy.ok = true;
-	return 0;
+	e = zydis_load(&zy, dladdr((void *)zydis_open, &di) ? di.dli_fname :
+		       NULL, "the agent", err, errlen);
+	zy_ok = e == 0;
+	return e;
 }
 
 /* The free page nearest to A in the gap [LO, HI), or 0 if none is
