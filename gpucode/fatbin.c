@@ -84,7 +84,7 @@ static char *dup_field(const uint8_t *p, size_t n)
 }
 
 /* Decompress E's image from SRC (STORED bytes) into a new buffer. */
-static int decompress(struct fatbin_entry *e, const uint8_t *src,
+static int decompress(const struct fatbin_entry *e, const uint8_t *src,
 		      size_t stored, uint32_t csize, uint64_t usize,
 		      uint8_t **out, char *err, size_t errlen)
 {
@@ -187,6 +187,8 @@ static int parse_entry(struct fatbin_entry *e, const uint8_t *p, size_t avail,
 	e->comp = flags & FATBIN_FLAG_LZ4 ? FATBIN_COMP_LZ4 :
 		  flags & FATBIN_FLAG_ZSTD ? FATBIN_COMP_ZSTD :
 		  FATBIN_COMP_NONE;
+	e->comp_size = fb_get32(p + 16);
+	e->plain_size = fb_get64(p + 56);
 
 	name_off = fb_get32(p + 32);
 	name_len = fb_get32(p + 36);
@@ -221,12 +223,12 @@ static int parse_entry(struct fatbin_entry *e, const uint8_t *p, size_t avail,
 	return 0;
 }
 
-/* Decode the entry at FB+OFF into E, decompressing into *PLAIN. */
-/* Decode the entry at FB+OFF into E; decompress it only if KIND (0: any)
- * wants it, else *SKIP. */
+/* Decode the entry at FB+OFF into E; decompress it into *PLAIN only if
+ * KIND (0: any) wants it, else *SKIP, and not at all when STORED. */
 static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
-		      size_t total, unsigned kind, size_t *next, bool *skip,
-		      uint8_t **plain, char *why, size_t whylen)
+		      size_t total, unsigned kind, bool stored_only,
+		      size_t *next, bool *skip, uint8_t **plain, char *why,
+		      size_t whylen)
 {
 	const uint8_t *p = fb + off;
 	uint64_t stored = 0;
@@ -243,22 +245,45 @@ static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
 	if (*skip)
 		return 0;
 	/* Other kinds (LTO IR) are opaque: passed on as stored. */
-	if (e->comp == FATBIN_COMP_NONE ||
+	if (stored_only || e->comp == FATBIN_COMP_NONE ||
 	    (e->kind != FATBIN_KIND_PTX && e->kind != FATBIN_KIND_ELF))
 		return 0;
-	ret = decompress(e, e->data, stored, fb_get32(p + 16),
-			 fb_get64(p + 56), plain, why, whylen);
+	ret = decompress(e, e->data, stored, e->comp_size, e->plain_size,
+			 plain, why, whylen);
 	if (ret < 0)
 		return ret;
 	e->data = *plain;
-	e->size = fb_get64(p + 56);
+	e->size = e->plain_size;
+	return 0;
+}
+
+int fatbin_entry_image(const struct fatbin_entry *e, uint8_t **out,
+		       size_t *size, char *err, size_t errlen)
+{
+	int ret;
+
+	if (e->comp == FATBIN_COMP_NONE ||
+	    (e->kind != FATBIN_KIND_PTX && e->kind != FATBIN_KIND_ELF)) {
+		*out = malloc(e->size ? e->size : 1);
+		if (!*out)
+			return fatbin_fail(err, errlen, ENOMEM,
+					   "out of memory");
+		memcpy(*out, e->data, e->size);
+		*size = e->size;
+		return 0;
+	}
+	ret = decompress(e, e->data, e->stored_size, e->comp_size,
+			 e->plain_size, out, err, errlen);
+	if (ret < 0)
+		return ret;
+	*size = e->plain_size;
 	return 0;
 }
 
 /* Walk the entries of the fatbin at BUF+BASE. */
 static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
-		    size_t total, unsigned kind, fatbin_entry_fn fn, void *arg,
-		    char *err, size_t errlen)
+		    size_t total, unsigned kind, bool stored_only,
+		    fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
 {
 	const uint8_t *fb = buf + base;
 	size_t off = hsize, next = 0;
@@ -277,8 +302,8 @@ static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 			break;
 		e.fatbin_off = base;
 		e.entry_off = base + off;
-		ret = load_entry(&e, fb, off, total, kind, &next, &skip,
-				 &plain, why, sizeof(why));
+		ret = load_entry(&e, fb, off, total, kind, stored_only, &next,
+				 &skip, &plain, why, sizeof(why));
 		if (ret < 0) {
 			fatbin_fail(err, errlen, -ret,
 				    "fatbin at 0x%zx: entry %d at 0x%zx: %s",
@@ -312,8 +337,9 @@ int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 	return fatbin_foreach_kind(buf, len, 0, fn, arg, err, errlen);
 }
 
-int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
-			fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
+static int foreach(const void *buf, size_t len, unsigned kind,
+		   bool stored_only, fatbin_entry_fn fn, void *arg, char *err,
+		   size_t errlen)
 {
 	const uint8_t *p = buf;
 	size_t off = 0, hsize, total;
@@ -331,8 +357,8 @@ int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
 		if (ret < 0)
 			return fatbin_fail(err, errlen, -ret,
 					   "fatbin at 0x%zx: %s", off, why);
-		ret = walk_one(p, off, hsize, total, kind, fn, arg, err,
-			       errlen);
+		ret = walk_one(p, off, hsize, total, kind, stored_only, fn,
+			       arg, err, errlen);
 		if (ret)
 			return ret;
 		found++;
@@ -341,6 +367,19 @@ int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
 	if (!found)
 		return fatbin_fail(err, errlen, ENOENT, "no fatbin found");
 	return 0;
+}
+
+int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
+			fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
+{
+	return foreach(buf, len, kind, false, fn, arg, err, errlen);
+}
+
+int fatbin_foreach_stored(const void *buf, size_t len, unsigned kind,
+			  fatbin_entry_fn fn, void *arg, char *err,
+			  size_t errlen)
+{
+	return foreach(buf, len, kind, true, fn, arg, err, errlen);
 }
 
 int fatbin_walk_single(const void *buf, size_t len, unsigned kind,
@@ -352,7 +391,8 @@ int fatbin_walk_single(const void *buf, size_t len, unsigned kind,
 	ret = parse_header(buf, len, &hsize, &total, err, errlen);
 	if (ret < 0)
 		return ret;
-	return walk_one(buf, 0, hsize, total, kind, fn, arg, err, errlen);
+	return walk_one(buf, 0, hsize, total, kind, false, fn, arg, err,
+			errlen);
 }
 
 enum fatbin_image fatbin_image_kind(const void *image, size_t avail)

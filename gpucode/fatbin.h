@@ -68,6 +68,8 @@ struct fatbin_entry {
 	unsigned major, minor;	/* PTX ISA version; cubin format version */
 	uint64_t flags;		/* FATBIN_FLAG_* */
 	enum fatbin_comp comp;	/* as the flags say */
+	uint32_t comp_size;	/* compressed bytes (0: all stored ones) */
+	uint64_t plain_size;	/* decompressed bytes, as the header says */
 	/* The image, valid during the call: decompressed for PTX and ELF,
 	 * as stored for other kinds. */
 	const uint8_t *data;
@@ -105,6 +107,19 @@ int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
  */
 int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
 			fatbin_entry_fn fn, void *arg, char *err, size_t errlen);
+/*
+ * The same, but FN sees the entries as stored (data and size are the
+ * stored bytes, comp says how they are compressed) and calls
+ * fatbin_entry_image for an image it wants: a caller that keeps images
+ * decompresses each once.
+ */
+int fatbin_foreach_stored(const void *buf, size_t len, unsigned kind,
+			  fatbin_entry_fn fn, void *arg, char *err,
+			  size_t errlen);
+/* The image of E, an entry seen as stored: a new buffer of *SIZE bytes,
+ * decompressed if need be.  0 or a negative errno (ERR says why). */
+int fatbin_entry_image(const struct fatbin_entry *e, uint8_t **out,
+		       size_t *size, char *err, size_t errlen);
 
 /* What a pointer handed to the driver points at. */
 enum fatbin_image {

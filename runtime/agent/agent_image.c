@@ -171,9 +171,11 @@ void agent_image_remove(uintptr_t handle)
 struct pick {
 	const char *name;
 	unsigned sm;		/* the device */
+	const void *owner;	/* of the fatbins walked (agent_ptxmemo.c) */
 	char *text;		/* best so far */
 	unsigned arch;
 	unsigned lowest;	/* lowest arch with the kernel, 0: none */
+	char err[256];		/* the first entry that could not be read */
 };
 
 /* Can PTX for ARCH (variant V) be JIT-compiled for device SM? */
@@ -186,32 +188,53 @@ static bool arch_fits(unsigned arch, char v, unsigned sm)
 	return arch <= sm;
 }
 
-static void consider(struct pick *pk, const char *text, size_t len,
-		     unsigned arch, char v)
+/* Note that PTX for ARCH (variant V) has the kernel; is it the best? */
+static bool better(struct pick *pk, unsigned arch, char v)
 {
-	char *t;
-
-	if (!agent_ptx_has_entry(text, len, pk->name))
-		return;
 	if (!pk->lowest || arch < pk->lowest)
 		pk->lowest = arch;
-	if (!arch_fits(arch, v, pk->sm) || (pk->text && arch <= pk->arch))
-		return;
-	while (len && text[len - 1] == '\0')
-		len--;
-	t = strndup(text, len);
-	if (!t)
-		return;
+	return arch_fits(arch, v, pk->sm) && !(pk->text && arch <= pk->arch);
+}
+
+static void take(struct pick *pk, char *text, unsigned arch)
+{
 	free(pk->text);
-	pk->text = t;
+	pk->text = text;
 	pk->arch = arch;
 }
 
+/* PTX loaded as text (cuModuleLoadData of PTX) */
+static void consider_text(struct pick *pk, const char *text, size_t len,
+			  unsigned arch, char v)
+{
+	char *t;
+
+	if (!agent_ptx_has_entry(text, len, pk->name) || !better(pk, arch, v))
+		return;
+	while (len && text[len - 1] == '\0')
+		len--;
+	if ((t = strndup(text, len)))
+		take(pk, t, arch);
+}
+
+/* A fatbin's PTX entry, seen as stored: decompressed once (memo). */
 static int pick_entry(const struct fatbin_entry *e, void *arg)
 {
-	if (e->is_ptx && e->data)
-		consider(arg, (const char *)e->data, e->size, e->arch.sm,
-			 e->arch.variant);
+	struct pick *pk = arg;
+	char *t = NULL, err[160];
+	int has;
+
+	if (!e->is_ptx)
+		return 0;
+	has = agent_ptxmemo_entry(pk->owner, e, pk->name, NULL, err,
+				  sizeof(err));
+	if (has < 0 && !pk->err[0])
+		snprintf(pk->err, sizeof(pk->err), "entry %d: %s", e->index,
+			 err);
+	if (has > 0 && better(pk, e->arch.sm, e->arch.variant) &&
+	    agent_ptxmemo_entry(pk->owner, e, pk->name, &t, err,
+				sizeof(err)) > 0)
+		take(pk, t, e->arch.sm);
 	return 0;
 }
 
@@ -222,10 +245,18 @@ struct region {
 	size_t len;
 };
 
-static struct region *regions;
-static int nregions, cap_regions;
-static uintptr_t *scanned;	/* load bases of the objects looked at */
-static int nscanned, cap_scanned;
+/* A loaded object, by load base and name, and its .nv_fatbin sections */
+struct object {
+	uintptr_t base;
+	char *name;
+	struct region *regions;
+	int nregions;
+	unsigned pass;		/* last seen loaded */
+	struct object *next;
+};
+
+static struct object *objects;
+static unsigned pass;
 
 static bool in_load_segment(const struct dl_phdr_info *info, uint64_t a,
 			    uint64_t n)
@@ -240,22 +271,19 @@ static bool in_load_segment(const struct dl_phdr_info *info, uint64_t a,
 	return false;
 }
 
-static void add_region(const uint8_t *p, size_t len)
+static void add_region(struct object *o, const uint8_t *p, size_t len)
 {
-	if (nregions == cap_regions) {
-		int cap = cap_regions ? cap_regions * 2 : 16;
-		struct region *v = realloc(regions, (size_t)cap * sizeof(*v));
+	struct region *v = realloc(o->regions,
+				   (size_t)(o->nregions + 1) * sizeof(*v));
 
-		if (!v)
-			return;
-		regions = v;
-		cap_regions = cap;
-	}
-	regions[nregions++] = (struct region){ p, len };
+	if (!v)
+		return;
+	o->regions = v;
+	v[o->nregions++] = (struct region){ p, len };
 }
 
 /* The .nv_fatbin sections of one loaded object, from its file. */
-static void scan_object(const struct dl_phdr_info *info)
+static void scan_object(const struct dl_phdr_info *info, struct object *o)
 {
 	const char *path = info->dlpi_name && *info->dlpi_name ?
 			   info->dlpi_name : "/proc/self/exe";
@@ -289,7 +317,8 @@ static void scan_object(const struct dl_phdr_info *info)
 		    !(sh[i].sh_flags & SHF_ALLOC) || !sh[i].sh_size ||
 		    !in_load_segment(info, sh[i].sh_addr, sh[i].sh_size))
 			continue;
-		add_region((const uint8_t *)(info->dlpi_addr + sh[i].sh_addr),
+		add_region(o, (const uint8_t *)(info->dlpi_addr +
+						sh[i].sh_addr),
 			   sh[i].sh_size);
 	}
 out:
@@ -298,35 +327,68 @@ out:
 	close(fd);
 }
 
-static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* The record of a loaded object, made (and its file read) at first sight */
+static struct object *object_of(const struct dl_phdr_info *info)
 {
-	for (int i = 0; i < nscanned; i++)
-		if (scanned[i] == info->dlpi_addr)
-			return 0;
-	if (nscanned == cap_scanned) {
-		int cap = cap_scanned ? cap_scanned * 2 : 32;
-		uintptr_t *v = realloc(scanned, (size_t)cap * sizeof(*v));
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	struct object *o;
 
-		if (!v)
-			return 1;
-		scanned = v;
-		cap_scanned = cap;
+	for (o = objects; o; o = o->next)
+		if (o->base == info->dlpi_addr && !strcmp(o->name, name))
+			return o;
+	o = calloc(1, sizeof(*o));
+	if (!o || !(o->name = strdup(name))) {
+		free(o);
+		return NULL;
 	}
-	scanned[nscanned++] = info->dlpi_addr;
-	scan_object(info);
+	o->base = info->dlpi_addr;
+	scan_object(info, o);
+	o->next = objects;
+	objects = o;
+	return o;
+}
+
+/*
+ * Search each loaded object's fatbins until one has the kernel.  This
+ * runs under the loader's lock (dl_iterate_phdr), so no object is
+ * unloaded while its fatbins are read.
+ */
+static int search_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct pick *pk = arg;
+	struct object *o = object_of(info);
+	char err[128];
+
+	if (!o)
+		return 0;
+	o->pass = pass;
+	pk->owner = o;
+	for (int i = 0; i < o->nregions && !pk->text; i++)
+		fatbin_foreach_stored(o->regions[i].p, o->regions[i].len,
+				      FATBIN_KIND_PTX, pick_entry, pk, err,
+				      sizeof(err));
 	return 0;
 }
 
 static void pick_from_elf(struct pick *pk)
 {
-	char err[128];
+	struct object **pp, *o;
 
 	pthread_mutex_lock(&img_lock);
-	dl_iterate_phdr(scan_cb, NULL);	/* objects loaded since last time */
-	for (int i = 0; i < nregions && !pk->text; i++)
-		fatbin_foreach_kind(regions[i].p, regions[i].len,
-				    FATBIN_KIND_PTX, pick_entry, pk, err,
-				    sizeof(err));
+	pass++;
+	dl_iterate_phdr(search_object, pk);
+	/* forget objects unloaded since (not seen in this pass) */
+	for (pp = &objects; (o = *pp);) {
+		if (o->pass == pass) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		agent_ptxmemo_forget(o);
+		free(o->regions);
+		free(o->name);
+		free(o);
+	}
 	pthread_mutex_unlock(&img_lock);
 }
 
@@ -348,11 +410,16 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		unsigned a = agent_ptx_target((const char *)img->data,
 					      img->len, &v);
 
-		consider(&pk, (const char *)img->data, img->len, a, v);
-	} else if (fatbin_foreach_kind(img->data, img->len, FATBIN_KIND_PTX,
-				       pick_entry, &pk, err, sizeof(err)) < 0) {
-		snprintf(why, whylen, "cannot read its fatbin: %s", err);
-		return -ENOENT;
+		consider_text(&pk, (const char *)img->data, img->len, a, v);
+	} else {
+		pk.owner = img;
+		if (fatbin_foreach_stored(img->data, img->len, FATBIN_KIND_PTX,
+					  pick_entry, &pk, err,
+					  sizeof(err)) < 0) {
+			snprintf(why, whylen, "cannot read its fatbin: %s",
+				 err);
+			return -ENOENT;
+		}
 	}
 	if (pk.text) {
 		*text = pk.text;
@@ -362,6 +429,8 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 	if (pk.lowest)
 		snprintf(why, whylen, "no PTX for sm_%u (its PTX is for "
 			 "compute_%u and up)", sm, pk.lowest);
+	else if (pk.err[0])
+		snprintf(why, whylen, "cannot read its fatbin: %s", pk.err);
 	else
 		snprintf(why, whylen, "SASS only (no PTX for it in the "
 			 "program's fatbins)");

@@ -35,6 +35,10 @@ char *agent_base_name(const char *demangled);
  */
 char *agent_simple_name(const char *mangled);
 
+/* The name of the next `.entry NAME` from P on (before END), its length
+ * in *IDLEN; NULL: none. */
+const char *agent_ptx_next_entry(const char *p, const char *end,
+				 size_t *idlen);
 /* Does PTX (LEN bytes) define `.entry NAME`? */
 bool agent_ptx_has_entry(const char *ptx, size_t len, const char *name);
 
@@ -342,6 +346,21 @@ void agent_image_remove(uintptr_t handle) AGENT_HIDDEN;
 int agent_image_ptx(const struct agent_image *img, const char *name,
 		    unsigned sm, char **text, unsigned *arch, char *why,
 		    size_t whylen) AGENT_HIDDEN;
+
+/* ---- agent_ptxmemo.c: PTX entries of fatbins, decompressed once ---- */
+
+/*
+ * Does PTX entry E of OWNER's fatbins (seen as stored:
+ * fatbin_foreach_stored) define kernel NAME?  1 (and with COPY, its text
+ * in a new *COPY, trailing NULs left out), 0, or a negative errno with
+ * ERR saying why.  OWNER is a key that stays unique while the memo holds
+ * it.
+ */
+int agent_ptxmemo_entry(const void *owner, const struct fatbin_entry *e,
+			const char *name, char **copy, char *err,
+			size_t errlen) AGENT_HIDDEN;
+/* Drop what is kept for OWNER (before it is freed). */
+void agent_ptxmemo_forget(const void *owner) AGENT_HIDDEN;
 
 /* ---- agent_ptxcache.c: parsed modules, shared ---- */
 

@@ -71,21 +71,35 @@ char *agent_base_name(const char *s)
 }
 
 
-bool agent_ptx_has_entry(const char *ptx, size_t len, const char *name)
+const char *agent_ptx_next_entry(const char *p, const char *end,
+				 size_t *idlen)
 {
-	size_t nl = strlen(name);
-	const char *p = ptx, *end = ptx + len;
-
 	while ((p = memmem(p, (size_t)(end - p), ".entry", 6))) {
-		const char *q = p + 6;
+		const char *q = p + 6, *id;
 
-		p = q;
 		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' ||
 				   *q == '\r'))
 			q++;
-		if ((size_t)(end - q) > nl && !memcmp(q, name, nl) &&
-		    !is_id((unsigned char)q[nl]))
+		for (id = q; q < end && is_id((unsigned char)*q); q++)
+			;
+		p = q;
+		if (q > id) {
+			*idlen = (size_t)(q - id);
+			return id;
+		}
+	}
+	return NULL;
+}
+
+bool agent_ptx_has_entry(const char *ptx, size_t len, const char *name)
+{
+	size_t nl = strlen(name), n;
+	const char *p = ptx, *end = ptx + len;
+
+	while ((p = agent_ptx_next_entry(p, end, &n))) {
+		if (n == nl && !memcmp(p, name, nl))
 			return true;
+		p += n;
 	}
 	return false;
 }

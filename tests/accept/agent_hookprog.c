@@ -15,6 +15,8 @@
  * With HOOKPROG_GRAPH it then puts KERNEL in a graph node, launches the
  * graph twice, reads the node's parameters back ("read back: original"
  * when they name KERNEL), sets them again and launches once more.
+ * With HOOKPROG_DLOPEN=LIB it dlopens LIB first and dlcloses it between
+ * KERNEL's launches and OTHER_KERNEL's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -109,7 +111,7 @@ static void bench(launch_fn launch, void *f, void **params, long n)
 
 int main(int argc, char **argv)
 {
-	void *h, *img, *mod = NULL, *f = NULL, *g = NULL;
+	void *h, *img, *mod = NULL, *f = NULL, *g = NULL, *lib = NULL;
 	gpa_fn gpa;
 	load_fn load;
 	getfn_fn getfn;
@@ -138,6 +140,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no driver entry points: %s\n", dlerror());
 		return 1;
 	}
+	if (getenv("HOOKPROG_DLOPEN") &&
+	    !(lib = dlopen(getenv("HOOKPROG_DLOPEN"), RTLD_NOW))) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 1;
+	}
 	if (load(&mod, img) || getfn(&f, mod, argv[2])) {
 		fprintf(stderr, "cannot load %s\n", argv[2]);
 		return 1;
@@ -151,6 +158,8 @@ int main(int argc, char **argv)
 	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, NULL, extra);
 	launch_ptsz(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
 	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	if (lib)
+		dlclose(lib);
 	if (argc > 3 && getfn(&g, mod, argv[3]) == 0)
 		launch(g, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
 	if (getenv("HOOKPROG_GRAPH") && graph(gpa, f, params)) {

@@ -127,6 +127,36 @@ run "$T/none.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "unmatched kernel changed"
 [ -s "$T/err" ] && { cat "$T/err"; fail "unmatched run reported something"; }
 
+# ---- a module image the agent cannot read: the kernel's PTX is looked
+# up in the .nv_fatbin sections of the process's ELF objects (as for
+# modules loaded before -p attached)
+printf 'not a fatbin' >"$T/opaque.img"
+run "$T/v.cfg" "$T/opaque.img" $VADD
+[ "$(grep -c "skipped $VADD: SASS only (no PTX for it in the program's fatbins)" "$T/err")" = 1 ] ||
+	{ cat "$T/err"; fail "no .nv_fatbin: SASS-only report"; }
+[ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "no .nv_fatbin: launches changed"
+ld -r -b binary -o "$T/fb.o" "$T/vadd.fatbin" &&
+	objcopy --rename-section .data=.nv_fatbin,alloc,load,readonly,data,contents \
+		--set-section-alignment .nv_fatbin=8 "$T/fb.o" &&
+	$CC $W tests/accept/agent_hookprog.c "$T/fb.o" "$T/libcuda.so.1" -ldl \
+		-Wl,-z,noexecstack -Wl,-rpath,"$T" -o "$T/prog_fb" || fail "building agent_hookprog with .nv_fatbin"
+GPUTRACE_AGENT_CONFIG=$T/v.cfg FAKECUDA_PTX_OUT=$T/spliced.ptx LD_PRELOAD=$AGENT \
+	"$T/prog_fb" "$T/opaque.img" $VADD >"$T/out" 2>"$T/err" || fail "prog_fb"
+[ "$(grep -c " $VADD: instrumented, " "$T/out")" = 5 ] ||
+	{ cat "$T/out" "$T/err"; fail "PTX from the program's .nv_fatbin"; }
+grep -q '\.param \.align 8 \.b8 __gt_ctx\[160\]' "$T/spliced.ptx" ||
+	fail "PTX from .nv_fatbin: no __gt_ctx in the spliced PTX"
+# an object unloaded after its fatbins were searched is not read again
+# (its memory is gone): the next kernel's search finds no PTX
+$CC -shared -Wl,-z,noexecstack -o "$T/libfb.so" "$T/fb.o" || fail "building libfb.so"
+GPUTRACE_AGENT_CONFIG=$T/all.cfg HOOKPROG_DLOPEN=$T/libfb.so LD_PRELOAD=$AGENT \
+	"$T/prog" "$T/opaque.img" $VADD $GLOBAL >"$T/out" 2>"$T/err" || { cat "$T/err"; fail "prog, dlclose"; }
+[ "$(grep -c " $VADD: instrumented, " "$T/out")" = 5 ] ||
+	{ cat "$T/out" "$T/err"; fail "PTX from a dlopened object's .nv_fatbin"; }
+grep -q "^cuLaunchKernel $GLOBAL: original\$" "$T/out" &&
+	grep -q "skipped $GLOBAL: SASS only (no PTX for it in the program's fatbins)" "$T/err" ||
+	{ cat "$T/out" "$T/err"; fail "a dlclosed object's fatbins"; }
+
 # ---- a configuration that cannot be read: pass through, say so once
 run "$T/missing.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "bad config changed launches"

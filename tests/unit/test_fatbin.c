@@ -427,13 +427,40 @@ static int count_cb(const struct fatbin_entry *e, void *arg)
 	return 0;
 }
 
+/* Entries seen as stored (fatbin_foreach_stored): their count, and the
+ * image fatbin_entry_image gives for the last. */
+struct stored_seen {
+	int n, rc;
+	size_t stored, size;
+	bool spaces;		/* the image is all spaces */
+	char err[256];
+};
+
+static int stored_cb(const struct fatbin_entry *e, void *arg)
+{
+	struct stored_seen *r = arg;
+	uint8_t *img = NULL;
+
+	r->n++;
+	r->stored = e->size;
+	r->rc = fatbin_entry_image(e, &img, &r->size, r->err,
+				   sizeof(r->err));
+	r->spaces = r->rc == 0;
+	for (size_t i = 0; r->spaces && i < r->size; i++)
+		r->spaces = img[i] == ' ';
+	free(img);
+	return 0;
+}
+
 /*
  * Issue 17, defect 7: a few hundred bytes of zstd that inflate to USIZE
  * bytes of PTX-looking spaces are refused before anything is allocated
  * once the ratio is past FATBIN_MAX_RATIO; a modest image still reads.
+ * With STORED, the walk is fatbin_foreach_stored's and *STORED is what
+ * its callback saw (N is not touched).
  */
-static int zstd_entry(size_t usize, unsigned kind, int *n, char *err,
-		      size_t errlen)
+static int zstd_entry(size_t usize, unsigned kind, int *n,
+		      struct stored_seen *stored, char *err, size_t errlen)
 {
 	size_t cap = ZSTD_compressBound(usize), clen;
 	uint8_t *plain = malloc(usize), *buf = calloc(1, 16 + 64 + cap);
@@ -457,6 +484,11 @@ static int zstd_entry(size_t usize, unsigned kind, int *n, char *err,
 	put32(buf + 16 + 28, 90);
 	put64(buf + 16 + 40, FATBIN_FLAG_64BIT | FATBIN_FLAG_ZSTD);
 	put64(buf + 16 + 56, usize);
+	if (stored) {
+		ret = fatbin_foreach_stored(buf, 80 + clen, kind, stored_cb,
+					    stored, err, errlen);
+		goto out;
+	}
 	*n = 0;
 	ret = fatbin_foreach_kind(buf, 80 + clen, kind, count_cb, n, err,
 				  errlen);
@@ -471,15 +503,28 @@ static void test_bombs(void)
 	char err[256] = "";
 	int n;
 
-	CHECK(zstd_entry(64 << 10, 0, &n, err, sizeof(err)) == 0 && n == 1,
+	CHECK(zstd_entry(64 << 10, 0, &n, NULL, err, sizeof(err)) == 0 && n == 1,
 	      "zstd_small_ok");
-	CHECK(zstd_entry(32 << 20, 0, &n, err, sizeof(err)) == -EBADMSG &&
+	CHECK(zstd_entry(32 << 20, 0, &n, NULL, err, sizeof(err)) == -EBADMSG &&
 	      strstr(err, "decompression bomb"), "zstd_bomb_refused");
 	/* a walk for cubins leaves the PTX entry compressed and unseen */
-	CHECK(zstd_entry(32 << 20, FATBIN_KIND_ELF, &n, err, sizeof(err)) == 0 &&
+	CHECK(zstd_entry(32 << 20, FATBIN_KIND_ELF, &n, NULL, err, sizeof(err)) == 0 &&
 	      n == 0, "zstd_other_kind_not_decompressed");
-	CHECK(zstd_entry(64 << 10, FATBIN_KIND_PTX, &n, err, sizeof(err)) == 0 &&
+	CHECK(zstd_entry(64 << 10, FATBIN_KIND_PTX, &n, NULL, err, sizeof(err)) == 0 &&
 	      n == 1, "zstd_kind_ptx");
+
+	/* seen as stored: compressed bytes, decompressed on request */
+	struct stored_seen r = { 0 };
+
+	CHECK(zstd_entry(64 << 10, FATBIN_KIND_PTX, &n, &r, err,
+			 sizeof(err)) == 0 && r.n == 1 && r.rc == 0 &&
+	      r.stored < 4096 && r.size == 64 << 10 && r.spaces,
+	      "stored_walk_image_on_request");
+	/* the bomb check holds on request too, and the walk goes on */
+	memset(&r, 0, sizeof(r));
+	CHECK(zstd_entry(32 << 20, 0, &n, &r, err, sizeof(err)) == 0 &&
+	      r.n == 1 && r.rc == -EBADMSG &&
+	      strstr(r.err, "decompression bomb"), "stored_walk_bomb_refused");
 }
 
 /* Fuzzing */
