@@ -39,6 +39,7 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(func_get_module, "cuFuncGetModule"),
 	USE(func_get_attribute, "cuFuncGetAttribute"),
 	USE(kernel_get_attribute, "cuKernelGetAttribute"),
+	USE(occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 	USE(stream_create, "cuStreamCreate"),
 	USE(stream_sync, "cuStreamSynchronize"),
 	USE(mem_alloc, "cuMemAlloc_v2"),

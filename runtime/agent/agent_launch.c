@@ -169,6 +169,35 @@ static void seen(const struct agent_launch *l)
 	}
 }
 
+/*
+ * -v, once per copy: the blocks an SM holds of K's original and of its
+ * copy at this launch's block size and dynamic shared memory, so that
+ * a kernel that lost occupancy to its probes is named (the register cap
+ * of agent_kernel.c should keep them equal).  A CUkernel handle may be
+ * passed as the function, as to a launch.
+ */
+static void occupancy_tell(const struct agent_launch *l,
+			   const struct agent_kernel *k, struct agent_inst *in)
+{
+	unsigned threads = l->bx * l->by * l->bz, shmem = l->shmem;
+	int a = 0, b = 0;
+
+	if (!agent.cfg.verbose || !agent_drv.occupancy ||
+	    __atomic_exchange_n(&in->occ_told, 1, __ATOMIC_RELAXED))
+		return;
+	if (l->form == AGENT_L_EX && l->config) {
+		threads = l->config->blockDimX * l->config->blockDimY *
+			  l->config->blockDimZ;
+		shmem = l->config->sharedMemBytes;
+	}
+	if (agent_drv.occupancy(&a, l->f, (int)threads, shmem) ||
+	    agent_drv.occupancy(&b, in->fn, (int)threads, shmem))
+		return;
+	agent_debug("%s: occupancy %d -> %d blocks per SM (%u threads, %u "
+		    "bytes of dynamic shared memory)%s", k->pretty, a, b,
+		    threads, shmem, b < a ? ": lost to the probes" : "");
+}
+
 CUresult agent_launch(const struct agent_launch *l)
 {
 	struct agent_kernel *k;
@@ -202,6 +231,7 @@ CUresult agent_launch(const struct agent_launch *l)
 		agent_in_hook--;
 		return r;
 	}
+	occupancy_tell(l, k, in);
 	r = launch_inst(l, k, in);
 	agent_in_hook--;
 	return r;

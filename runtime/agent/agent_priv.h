@@ -183,6 +183,7 @@ struct agent_drv {
 	CUresult (*kernel_get_name)(const char **, CUkernel);
 	CUresult (*func_get_module)(CUmodule *, CUfunction);
 	CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*occupancy)(int *, CUfunction, int, size_t);
 	CUresult (*kernel_get_attribute)(int *, CUfunction_attribute, CUkernel,
 					 CUdevice);
 	CUresult (*stream_create)(CUstream *, unsigned);
@@ -388,6 +389,7 @@ struct agent_inst {
 	size_t ctx_off;		/* of the launch parameter in a param buffer */
 	bool launch_ns;		/* a probe reads it: take the time at launch */
 	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* its launches' hot words */
+	int occ_told;		/* -v: occupancy reported */
 };
 
 enum agent_kstate {

@@ -54,6 +54,17 @@ grep -q "^$sum\$" "$T/warp.out" && ok "results identical under gpu:warp" ||
 # the probe builtin: a number in the device clause, named by the tracer
 run probe 'gpu:warp:vadd { @p[probe] = count(); }' "$P vadd $N $ITERS"
 expect_eq "@p[probe] = ITERS x warps" "$(sed -n 's/^@p\[gpu:warp:vadd\]: //p' "$T/probe.out")" "$warps"
+# -v names the blocks an SM holds of the original and of the copy at the
+# launch's block size: vadd's few registers let sm_90's 2048 threads
+# per SM fill with blocks, before and after
+last=occ
+timeout 120 "$GT" -q -v -c "$P vadd $N $ITERS" -e 'gpu:warp:vadd { @w = count(); }' \
+	>"$T/occ.out" 2>"$T/occ.err"
+echo $? >"$T/occ.rc"
+tpb=$((threads / ITERS / blocks))
+expect_eq "-v: occupancy of vadd, original -> copy" \
+	"$(sed -n 's/.*vadd.*: occupancy \([0-9]* -> [0-9]*\) blocks per SM ('"$tpb"' threads.*/\1/p' "$T/occ.err")" \
+	"$((2048 / tpb)) -> $((2048 / tpb))"
 run thread 'gpu:kernel:vadd { @t = count(); }' "$P vadd $N $ITERS"
 expect_eq "gpu:kernel count = ITERS x threads" "$(val "$T/thread.out" @t)" "$threads"
 run texit 'gpu:kernel:vadd:exit { @t = count(); }' "$P vadd $N $ITERS"
