@@ -173,6 +173,7 @@ static int emit_body(struct pl_ctx *c)
 	free(c->out.s);
 	memset(&c->out, 0, sizeof(c->out));
 	c->ndefer = 0;
+	c->guarded = false;
 	for (size_t i = 0; i < c->n; i++) {
 		if (!c->in[i].reached)
 			continue;

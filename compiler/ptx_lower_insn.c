@@ -211,6 +211,17 @@ static void alu32(struct pl_ctx *c, const struct bpf_insn *in)
 
 /* ---- jumps ---- */
 
+/* Does the program end at T: `exit`, or `r0 = K; exit`? */
+static bool ends_at(const struct pl_ctx *c, size_t t)
+{
+	const struct bpf_insn *in = &c->insns[t];
+
+	if (t < c->n && in->code == (BPF_ALU64 | BPF_MOV | BPF_K) &&
+	    in->dst_reg == BPF_REG_0)
+		in = &c->insns[++t];
+	return t < c->n && in->code == (BPF_JMP | BPF_EXIT);
+}
+
 static int jump(struct pl_ctx *c, size_t i)
 {
 	static const char *const cmp[16] = {
@@ -257,6 +268,19 @@ static int jump(struct pl_ctx *c, size_t i)
 	else
 		pl_printf(b, "\tsetp.%s%d %%p0, %s, %s;\n", cmp[op >> 4],
 			  is32 ? 32 : 64, a, s);
+	/*
+	 * Straight, a jump to the end (a filter: /threadIdx.x == 0/) need
+	 * not branch: the lanes that take it skip every update after it,
+	 * whose predicates all start from %pskip, and run the rest as
+	 * no-ops.  A branch would diverge the warp at the kernel's start
+	 * (stencil, bench/real (d): 1.09x with the branch).  `lanes` counts
+	 * the lanes that run the clause: those keep the branch.
+	 */
+	if (c->straight && !c->uses_lanes && t > i && ends_at(c, t)) {
+		pl_printf(b, "\tor.pred %%pskip, %%pskip, %%p0;\n");
+		c->guarded = true;
+		return 0;
+	}
 	pl_printf(b, "\t@%%p0 bra $L%zu;\n", t);
 	return 0;
 }
@@ -301,9 +325,12 @@ static int ctx_field(int id)
  * hist's bucket is bpftrace 0.17's (0 below zero, 1 for zero, else
  * 2 + log2, at most 33).  smload: each active lane adds its value to its
  * SM's word (a warp is on one SM, so these updates are few and spread
- * over the SMs' words).  r4 is scratch: helpers clobber r1-r5.
+ * over the SMs' words).  sum, in gpu:warp clauses only (one lane, no
+ * lanes to combine): the value added, and the live word set for values
+ * <= 0, since a total of 0 is still printed.  r4 is scratch: helpers
+ * clobber r1-r5.
  */
-enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD };
+enum agg_inline { AI_COUNT, AI_HIST, AI_SMLOAD, AI_SUM };
 
 /*
  * %t0 = the shard to update, %u5 = the map's nwords (SMLOAD).  smload's
@@ -422,11 +449,22 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 	/* straight: %p1 = this lane skips the update, nothing branches */
 	if (c->straight)
 		pl_printf(b, "\tmov.pred %%p1, %%pskip;\n");
-	if (k != AI_SMLOAD && c->opts->mode == PL_WARP) {
+	if (k == AI_SUM) {
+		/* warp clauses only: the lane that runs it adds %r3 */
+	} else if (k != AI_SMLOAD && c->opts->mode == PL_WARP) {
 		pl_printf(b, "\tmov.b64 %%r0, 1;\n");
 	} else if (k != AI_SMLOAD) {
 		pl_printf(b, "\tactivemask.b32 %%u0;\n");
-		if (k == AI_HIST)
+		/* after a filter, lanes that skip take no part: count's
+		 * group is the lanes that go on, and hist's skippers match
+		 * on a bucket of their own (-1; buckets are 0-33) */
+		if (c->guarded && k == AI_COUNT)
+			pl_printf(b, "\tvote.sync.ballot.b32 %%u0, !%%pskip, "
+				  "%%u0;\n");
+		if (c->guarded && k == AI_HIST)
+			pl_printf(b, "\tselp.b32 %%u4, -1, %%u3, %%pskip;\n"
+				  "\tmatch.any.sync.b32 %%u0, %%u4, %%u0;\n");
+		else if (k == AI_HIST)
 			pl_printf(b, "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n");
 		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
@@ -446,6 +484,19 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
 			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
 		update(c, i, "%t0", "%r0");
+		break;
+	case AI_SUM:
+		/* the live word, only for a value <= 0: a total that only
+		 * positive values made is nonzero, which says the same
+		 * (devrt_host.c); a store by every warp to one word cost a
+		 * stencil 1.34x */
+		if (c->straight)
+			pl_printf(b, "\tsetp.gt.or.s64 %%p0, %%r3, 0, %%p1;\n");
+		else
+			pl_printf(b, "\tsetp.gt.s64 %%p0, %%r3, 0;\n");
+		pl_printf(b, "\t@!%%p0 st.global.u64 [%%t0+%d], 1;\n",
+			  DEVRT_LINE + 8);
+		update(c, i, "%t0", "%r3");
 		break;
 	case AI_SMLOAD:
 		/* its words are per SM: word smid, if the map has that many */
@@ -557,6 +608,13 @@ static int call(struct pl_ctx *c, size_t i)
 		     id == GT_DH_AGG_SMLOAD)) {
 			agg0_inline(c, r1->val, id == GT_DH_AGG_COUNT ? AI_COUNT :
 				    id == GT_DH_AGG_HIST ? AI_HIST : AI_SMLOAD, i);
+			return 0;
+		}
+		/* a warp clause's sum: one lane, nothing to combine (the
+		 * call cost a stencil's warp-exit sum(duration) 1.78x) */
+		if (m && !m->key_size && id == GT_DH_AGG_SUM &&
+		    c->opts->mode == PL_WARP) {
+			agg0_inline(c, r1->val, AI_SUM, i);
 			return 0;
 		}
 		/* smaller entries for maps without key or with a one-word

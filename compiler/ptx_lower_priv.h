@@ -70,6 +70,12 @@ struct pl_ctx {
 	 * 0, or not the warp's leader) folded into each update's predicate.
 	 */
 	bool straight;
+	/*
+	 * Straight, and a jump to the probe's end (a filter) became "this
+	 * lane skips" (%pskip |= its condition): lanes of one warp may now
+	 * differ in %pskip, so warp aggregation votes on it.
+	 */
+	bool guarded;
 	unsigned words;		/* PL_W_*: launch parameter words read */
 	int lowest;		/* lowest stack offset in .local memory */
 	int frame;		/* bytes of .local stack */

@@ -172,14 +172,16 @@ static int ent_cmp(const void *a, const void *b)
  * Inline count(), hist() and smload() updates of maps without key do not
  * set the live word (ptx_lower_insn.c): count and hist updates add at
  * least 1, so a nonzero word says the same; an smload map whose loads
- * were all 0 is not printed (a picture of nothing).
+ * were all 0 is not printed (a picture of nothing).  An inline sum (a
+ * warp clause's) sets it only for values <= 0: a total that positive
+ * values alone made is nonzero.
  */
 static bool counted(const struct devrt_map_desc *d, const uint8_t *val)
 {
 	/* per kernel (DEVRT_F_KERNEL): the same inline updates, keyed */
 	if ((d->key_size && !(d->flags & DEVRT_F_KERNEL)) ||
-	    (d->kind != DEVRT_K_COUNT &&
-			    d->kind != DEVRT_K_HIST && d->kind != DEVRT_K_SMLOAD))
+	    (d->kind != DEVRT_K_COUNT && d->kind != DEVRT_K_HIST &&
+	     d->kind != DEVRT_K_SMLOAD && d->kind != DEVRT_K_SUM))
 		return false;
 	for (uint32_t i = 0; i < d->nwords; i++)
 		if (rd64(val + i * 8))

@@ -18,7 +18,9 @@ gpu:kernel:*:exit { @d = hist(duration); @l = lhist(threadIdx.x, 0, 256, 16); @s
 gpu:warp:* { @w[kernel, lanes] = count(); @t = sum(gtime - launch_ns); @k[blockIdx.x % 4, blockIdx.y, blockIdx.z] = count(); }
 gpu:warp:*:exit /laneid == 0/ { @x[threadIdx.y, threadIdx.z] = max(clock); @g = count(); @p = sum(pid); @n = max(nsmid); @gd = max(gridDim.x + gridDim.y + gridDim.z + blockDim.x + blockDim.y + blockDim.z); @la = max(launch); @gpu = max(gpu); }
 gpu:kernel:* /threadIdx.x == 0 && blockIdx.x < 2/ { printf("block %d arg0 %d kernel %s\n", blockIdx.x, arg0, kernel); @v = arg0; if (@v > 5) { delete(@v); } }
-gpu:warp:* { @pk[kernel] = count(); $i = threadIdx.x; if (*(int32 *)(arg0 + 4 * $i) > 100) { @big = count(); } @r = sum(*(uint8 *)arg0); }'
+gpu:warp:* { @pk[kernel] = count(); $i = threadIdx.x; if (*(int32 *)(arg0 + 4 * $i) > 100) { @big = count(); } @r = sum(*(uint8 *)arg0); }
+gpu:kernel:* /threadIdx.x % 3 == 0/ { @fc = count(); @fh = hist(threadIdx.x); @fs = smload(1); }
+gpu:warp:* /blockIdx.x > 1/ { @wc = count(); @wh = hist(warpid); }'
 
 nfail=0
 for src in tests/cuda/k_*.cu; do
@@ -50,6 +52,25 @@ done
 	awk '/^\.func __gt_probe_0/,/^}/' >"$T/read.ptx"
 [ "$(grep -c 'add.u64 %gt_d0_[01]a' "$T/read.ptx")" = 2 ] ||
 	{ echo "FAIL: the branch on a device read lost its update"; cat "$T/read.ptx"; echo x >>"$T/bad"; }
+# a filter before inline updates does not branch: the lanes it drops
+# skip (%pskip), the count's lanes are a ballot of the others, hist's
+# skippers match on a bucket of their own; with `lanes` it branches
+probe0() {
+	"$GT" --dry-run -d ptx -e "$1" 2>&1 | awk '/^\.func __gt_probe_0/,/^}/'
+}
+probe0 'gpu:kernel:k /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x); }' >"$T/filter.ptx"
+grep -q 'or.pred %pskip, %pskip, %p0;' "$T/filter.ptx" &&
+	grep -q 'vote.sync.ballot.b32 %u0, !%pskip, %u0;' "$T/filter.ptx" &&
+	grep -q 'selp.b32 %u4, -1, %u3, %pskip;' "$T/filter.ptx" &&
+	[ "$(grep -c '@%p0 bra \$L[0-9]' "$T/filter.ptx")" -le 1 ] ||
+	{ echo "FAIL: a filter before inline updates branches"; cat "$T/filter.ptx"; echo x >>"$T/bad"; }
+# a warp clause's sum of a map without key is inline too
+probe0 'gpu:warp:k:exit { @s = sum(laneid); }' >"$T/wsum.ptx"
+grep -q 'red.global.add.u64 \[%t0+144\], %r3;' "$T/wsum.ptx" && ! grep -q 'call' "$T/wsum.ptx" ||
+	{ echo "FAIL: a warp clause's sum calls the runtime"; cat "$T/wsum.ptx"; echo x >>"$T/bad"; }
+probe0 'gpu:kernel:k /threadIdx.x % 3 == 0/ { @c = count(); @l = sum(lanes); }' >"$T/lanes.ptx"
+grep -q 'or.pred %pskip' "$T/lanes.ptx" &&
+	{ echo "FAIL: a filter before lanes does not branch"; echo x >>"$T/bad"; }
 [ -f "$T/bad" ] && exit 1
 [ $nfail -eq 0 ] || exit 1
 echo "all modules assembled"

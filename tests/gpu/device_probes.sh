@@ -65,6 +65,25 @@ tpb=$((threads / ITERS / blocks))
 expect_eq "-v: occupancy of vadd, original -> copy" \
 	"$(sed -n 's/.*vadd.*: occupancy \([0-9]* -> [0-9]*\) blocks per SM ('"$tpb"' threads.*/\1/p' "$T/occ.err")" \
 	"$((2048 / tpb)) -> $((2048 / tpb))"
+# a filter before inline updates (no branch: the lanes it drops skip):
+# lanes of one warp differ, and counts, hist buckets and smload stay exact
+run filt 'gpu:kernel:vadd /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x % 7); @s = smload(1); }' "$P vadd $N $ITERS"
+fblk=$((threads / tpb))
+expect_eq "filter: count = threads with tid % 3 == 0" "$(val "$T/filt.out" @c)" \
+	$(( (tpb + 2) / 3 * fblk ))
+expect_eq "filter: hist [0] = threads with tid % 21 == 0" \
+	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/filt.out")" $(( (tpb + 20) / 21 * fblk ))
+expect_eq "filter: smload total = count" \
+	"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/filt.out" | head -1)" $(( (tpb + 2) / 3 * fblk ))
+run wfilt 'gpu:warp:vadd /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist(threadIdx.x / 32); }' "$P vadd $N $ITERS"
+expect_eq "filter: gpu:warp count = even warps" "$(val "$T/wfilt.out" @w)" $((warps / 2))
+expect_eq "filter: gpu:warp hist [0] = warp 0 of each block" \
+	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/wfilt.out")" "$fblk"
+# a warp clause's sum is inline (one lane): exact, and a total of 0 prints
+run wsum 'gpu:warp:vadd:exit { @s = sum(threadIdx.x / 32); @z = sum(0); } gpu:warp:vadd { @e = sum(1 + threadIdx.x / 32); }' "$P vadd $N $ITERS"
+expect_eq "warp sum at exit = 0+..+7 per block" "$(val "$T/wsum.out" @s)" $((28 * fblk))
+expect_eq "warp sum of 0 printed" "$(val "$T/wsum.out" @z)" 0
+expect_eq "warp sum at entry = 1+..+8 per block" "$(val "$T/wsum.out" @e)" $((36 * fblk))
 run thread 'gpu:kernel:vadd { @t = count(); }' "$P vadd $N $ITERS"
 expect_eq "gpu:kernel count = ITERS x threads" "$(val "$T/thread.out" @t)" "$threads"
 run texit 'gpu:kernel:vadd:exit { @t = count(); }' "$P vadd $N $ITERS"
