@@ -3,13 +3,19 @@
  * PTX entries of fatbins, decompressed once.  A module's kernels are
  * instrumented one after another, and finding each one's PTX used to
  * decompress the module's PTX again and search it for the kernel: 0.6 to
- * 1.3 ms per kernel for a thrust/CUB program on the H200.  Here an entry
- * is decompressed at its first use and its kernels (.entry names) are
- * listed, sorted; later look-ups are a binary search.  Entries are keyed
- * by their owner (a module image, or a loaded ELF object's record: the
- * caller forgets an owner before it frees it) and their offset; a few
- * are kept, the least recently used goes first, and their text stays
- * under a byte budget.
+ * 1.3 ms per kernel for a thrust/CUB program on the H200, and for a
+ * process whose objects hold thousands of PTX entries (the .nv_fatbin
+ * fallback after -p), every entry before the kernel's, per kernel.
+ *
+ * Two tables, keyed by an entry's owner (a module image, or a loaded ELF
+ * object's record: the caller forgets an owner before it frees it) and
+ * its offset there:
+ *   - the kernels (.entry names, sorted) of every entry seen, so that an
+ *     entry without the kernel is not decompressed again (names up to
+ *     NAMES_BYTES in all; past that, entries are not indexed and are
+ *     decompressed at each look-up, as before);
+ *   - the text of the few entries used last (TEXT_N, TEXT_BYTES), for the
+ *     copies the callers instrument.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
@@ -21,130 +27,209 @@
 
 #include "runtime/agent/agent_priv.h"
 
-#define MEMO_N		8
-#ifndef MEMO_BYTES
-#define MEMO_BYTES	(64u << 20)	/* text kept, all entries */
+#define TEXT_N		8
+#ifndef TEXT_BYTES
+#define TEXT_BYTES	(64u << 20)	/* text kept, all entries */
+#endif
+#ifndef NAMES_BYTES
+#define NAMES_BYTES	(64u << 20)	/* names kept, all entries */
 #endif
 
-struct memo {
-	const void *owner;	/* NULL: free */
+struct key {
+	const void *owner;
 	size_t off;		/* the entry's header in the owner's buffer */
 	size_t stored;
-	char *text;
+};
+
+/* An entry's kernels */
+struct kindex {
+	struct key k;
+	char **v;		/* sorted */
+	size_t n, bytes;
+	struct kindex *next;	/* hash chain */
+};
+
+/* An entry's text */
+struct text {
+	struct key k;		/* owner NULL: free */
+	char *s;
 	size_t len;		/* without trailing NULs */
-	char **names;		/* sorted */
-	size_t nnames;
 	uint64_t used;
 };
 
-static struct memo memo[MEMO_N];
-static size_t memo_bytes;
+static struct kindex **hash;
+static size_t nhash, nindexed, names_bytes;
+static struct text texts[TEXT_N];
+static size_t text_bytes;
 static uint64_t tick;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same(const struct key *a, const struct key *b)
+{
+	return a->owner == b->owner && a->off == b->off &&
+	       a->stored == b->stored;
+}
+
+static size_t slot_of(const struct key *k, size_t n)
+{
+	uint64_t h = (uint64_t)(uintptr_t)k->owner * 0x9e3779b97f4a7c15ull ^
+		     (uint64_t)k->off * 0xc2b2ae3d27d4eb4full;
+
+	return (size_t)(h >> 32) & (n - 1);
+}
 
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void free_memo(struct memo *m)
+static void free_kindex(struct kindex *x)
 {
-	for (size_t i = 0; i < m->nnames; i++)
-		free(m->names[i]);
-	free(m->names);
-	free(m->text);
-	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < x->n; i++)
+		free(x->v[i]);
+	free(x->v);
+	free(x);
 }
 
-static void evict(struct memo *m)
+static void drop_text(struct text *t)
 {
-	memo_bytes -= m->len;
-	free_memo(m);
+	text_bytes -= t->len;
+	free(t->s);
+	memset(t, 0, sizeof(*t));
 }
 
-/* M->names: every ".entry NAME" of M->text, sorted; 0 or -ENOMEM. */
-static int index_entries(struct memo *m)
+static struct kindex *find_kindex(const struct key *k)
 {
-	const char *p = m->text, *end = m->text + m->len;
-	size_t cap = 0, n;
+	struct kindex *x;
 
-	while ((p = agent_ptx_next_entry(p, end, &n))) {
-		if (m->nnames == cap) {
-			size_t c = cap ? cap * 2 : 32;
-			char **v = realloc(m->names, c * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			m->names = v;
-			cap = c;
-		}
-		if (!(m->names[m->nnames] = strndup(p, n)))
-			return -ENOMEM;
-		m->nnames++;
-		p += n;
-	}
-	if (m->nnames)
-		qsort(m->names, m->nnames, sizeof(*m->names), cmp_name);
-	return 0;
+	if (!nhash)
+		return NULL;
+	for (x = hash[slot_of(k, nhash)]; x && !same(&x->k, k); x = x->next)
+		;
+	return x;
 }
 
-/* The slot for a new entry: a free one, else the least recently used,
- * and more of those until the text of the others is in budget. */
-static struct memo *make_room(size_t len)
+static struct text *find_text(const struct key *k)
 {
-	struct memo *m = NULL;
-
-	for (;;) {
-		struct memo *lru = NULL;
-
-		for (int i = 0; i < MEMO_N; i++) {
-			if (!memo[i].owner && !m)
-				m = &memo[i];
-			else if (memo[i].owner &&
-				 (!lru || memo[i].used < lru->used))
-				lru = &memo[i];
-		}
-		if (m && (memo_bytes + len <= MEMO_BYTES || !lru))
-			return m;
-		evict(lru);
-	}
-}
-
-static struct memo *find(const void *owner, const struct fatbin_entry *e)
-{
-	for (int i = 0; i < MEMO_N; i++)
-		if (memo[i].owner == owner && memo[i].off == e->entry_off &&
-		    memo[i].stored == e->stored_size)
-			return &memo[i];
+	for (int i = 0; i < TEXT_N; i++)
+		if (texts[i].k.owner && same(&texts[i].k, k))
+			return &texts[i];
 	return NULL;
 }
 
-/* Decompress and index E into a new entry (the lock is held). */
-static int add(const void *owner, const struct fatbin_entry *e,
-	       struct memo **out, char *err, size_t errlen)
+/* Every ".entry NAME" of TEXT (LEN bytes), sorted; NULL: out of memory. */
+static struct kindex *index_entries(const struct key *k, const char *text,
+				   size_t len)
 {
-	struct memo n = { .owner = owner, .off = e->entry_off,
-			  .stored = e->stored_size };
+	const char *p = text, *end = text + len;
+	struct kindex *x = calloc(1, sizeof(*x));
+	size_t cap = 0, n;
+
+	if (!x)
+		return NULL;
+	x->k = *k;
+	while ((p = agent_ptx_next_entry(p, end, &n))) {
+		if (x->n == cap) {
+			size_t c = cap ? cap * 2 : 32;
+			char **v = realloc(x->v, c * sizeof(*v));
+
+			if (!v)
+				goto fail;
+			x->v = v;
+			cap = c;
+		}
+		if (!(x->v[x->n] = strndup(p, n)))
+			goto fail;
+		x->n++;
+		x->bytes += n + 1 + sizeof(char *);
+		p += n;
+	}
+	if (x->n)
+		qsort(x->v, x->n, sizeof(*x->v), cmp_name);
+	return x;
+fail:
+	free_kindex(x);
+	return NULL;
+}
+
+/* Keep X in the index, growing the table; false: not kept (budget,
+ * memory), the caller still owns it. */
+static bool keep_kindex(struct kindex *x)
+{
+	size_t s;
+
+	if (names_bytes + x->bytes > NAMES_BYTES)
+		return false;
+	if (nindexed + 1 > nhash / 2) {
+		size_t n = nhash ? nhash * 2 : 64;
+		struct kindex **h = calloc(n, sizeof(*h));
+
+		if (!h)
+			return false;
+		for (size_t i = 0; i < nhash; i++) {
+			while (hash[i]) {
+				struct kindex *y = hash[i];
+
+				hash[i] = y->next;
+				s = slot_of(&y->k, n);
+				y->next = h[s];
+				h[s] = y;
+			}
+		}
+		free(hash);
+		hash = h;
+		nhash = n;
+	}
+	s = slot_of(&x->k, nhash);
+	x->next = hash[s];
+	hash[s] = x;
+	nindexed++;
+	names_bytes += x->bytes;
+	return true;
+}
+
+/* Keep TEXT (malloc'd, LEN bytes) for K: a free slot, else the least
+ * recently used, and more of those until the others are in budget. */
+static struct text *keep_text(const struct key *k, char *text, size_t len)
+{
+	struct text *t = NULL;
+
+	for (;;) {
+		struct text *lru = NULL;
+
+		for (int i = 0; i < TEXT_N; i++) {
+			if (!texts[i].k.owner && !t)
+				t = &texts[i];
+			else if (texts[i].k.owner &&
+				 (!lru || texts[i].used < lru->used))
+				lru = &texts[i];
+		}
+		if (t && (text_bytes + len <= TEXT_BYTES || !lru))
+			break;
+		drop_text(lru);
+	}
+	*t = (struct text){ .k = *k, .s = text, .len = len, .used = ++tick };
+	text_bytes += len;
+	return t;
+}
+
+/* *T = E's text, kept (decompressed, trailing NULs left out); 0 or a
+ * negative errno with ERR saying why. */
+static int text_of(const struct key *k, const struct fatbin_entry *e,
+		   struct text **t, char *err, size_t errlen)
+{
 	uint8_t *img;
 	size_t len;
 	int ret;
 
+	if ((*t = find_text(k)))
+		return 0;
 	ret = fatbin_entry_image(e, &img, &len, err, errlen);
 	if (ret < 0)
 		return ret;
 	while (len && img[len - 1] == '\0')
 		len--;
-	n.text = (char *)img;
-	n.len = len;
-	ret = index_entries(&n);
-	if (ret < 0) {
-		free_memo(&n);
-		snprintf(err, errlen, "out of memory");
-		return ret;
-	}
-	*out = make_room(len);
-	**out = n;
-	memo_bytes += len;
+	*t = keep_text(k, (char *)img, len);
 	return 0;
 }
 
@@ -152,22 +237,42 @@ int agent_ptxmemo_entry(const void *owner, const struct fatbin_entry *e,
 			const char *name, char **copy, char *err,
 			size_t errlen)
 {
-	struct memo *m;
+	struct key k = { owner, e->entry_off, e->stored_size };
+	struct kindex *x, *own = NULL;
+	struct text *t = NULL;
 	int ret;
 
 	pthread_mutex_lock(&lock);
-	m = find(owner, e);
-	if (!m && (ret = add(owner, e, &m, err, errlen)) < 0) {
-		pthread_mutex_unlock(&lock);
-		return ret;
+	x = find_kindex(&k);
+	if (!x) {
+		if ((ret = text_of(&k, e, &t, err, errlen)) < 0)
+			goto out;
+		x = index_entries(&k, t->s, t->len);
+		if (!x) {
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (!keep_kindex(x))
+			own = x;
 	}
-	m->used = ++tick;
-	ret = bsearch(&name, m->names, m->nnames, sizeof(*m->names),
-		      cmp_name) != NULL;
-	if (ret && copy && !(*copy = strndup(m->text, m->len))) {
-		snprintf(err, errlen, "out of memory");
-		ret = -ENOMEM;
+	ret = bsearch(&name, x->v, x->n, sizeof(*x->v), cmp_name) != NULL;
+	if (ret && copy) {
+		int r = t ? 0 : text_of(&k, e, &t, err, errlen);
+
+		if (r < 0) {
+			ret = r;
+		} else {
+			t->used = ++tick;
+			if (!(*copy = strndup(t->s, t->len))) {
+				snprintf(err, errlen, "out of memory");
+				ret = -ENOMEM;
+			}
+		}
 	}
+out:
+	if (own)
+		free_kindex(own);
 	pthread_mutex_unlock(&lock);
 	return ret;
 }
@@ -175,9 +280,23 @@ int agent_ptxmemo_entry(const void *owner, const struct fatbin_entry *e,
 void agent_ptxmemo_forget(const void *owner)
 {
 	pthread_mutex_lock(&lock);
-	for (int i = 0; i < MEMO_N; i++)
-		if (memo[i].owner == owner)
-			evict(&memo[i]);
+	for (int i = 0; i < TEXT_N; i++)
+		if (texts[i].k.owner == owner)
+			drop_text(&texts[i]);
+	for (size_t i = 0; i < nhash; i++) {
+		struct kindex **pp = &hash[i], *x;
+
+		while ((x = *pp)) {
+			if (x->k.owner != owner) {
+				pp = &x->next;
+				continue;
+			}
+			*pp = x->next;
+			names_bytes -= x->bytes;
+			nindexed--;
+			free_kindex(x);
+		}
+	}
 	pthread_mutex_unlock(&lock);
 }
 #endif /* GT_AGENT_SO */

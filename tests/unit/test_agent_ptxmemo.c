@@ -1,16 +1,17 @@
-// SPDX-License-Identifier: MIT
 /*
- * The agent's memo of decompressed PTX entries
- * (runtime/agent/agent_ptxmemo.c): an entry's kernels are found by name
- * (whole names only), a copy of its text comes without the padding, an
- * owner's entries are told apart from another's, the text kept stays in
- * its budget, forgetting an owner frees its entries (ASan sees a leak
- * otherwise), and an entry that cannot be decompressed is an error with
- * a reason.
+ * The agent's memo of PTX entries (runtime/agent/agent_ptxmemo.c): an
+ * entry's kernels are found by name (whole names only), a copy of its
+ * text comes without the padding, owners are told apart, the texts kept
+ * stay in their budget while every entry's kernels stay indexed (a look-up
+ * for a kernel an entry lacks decompresses nothing), entries past the
+ * names' budget still answer, forgetting an owner frees what it had (ASan
+ * sees a leak otherwise), and an entry that cannot be decompressed is an
+ * error with a reason.
  */
 #define GT_AGENT_SO
 #define AGENT_NO_CUDA
-#define MEMO_BYTES	500	/* three of this test's texts */
+#define TEXT_BYTES	500	/* three of this test's texts */
+#define NAMES_BYTES	100	/* two of its entries' names (36 bytes each) */
 #include "runtime/agent/agent_util.c"
 #include "runtime/agent/agent_ptxmemo.c"
 
@@ -87,55 +88,70 @@ static int held(void)
 {
 	int n = 0;
 
-	for (int i = 0; i < MEMO_N; i++)
-		n += memo[i].owner != NULL;
+	for (int i = 0; i < TEXT_N; i++)
+		n += texts[i].k.owner != NULL;
 	return n;
 }
 
 int main(void)
 {
 	static uint8_t fb[1024], bad[1024];
-	static int owners[MEMO_N + 3];
+	static int owners[6];
 	size_t len = fatbin(fb, false), blen = fatbin(bad, true);
+	size_t tl = sizeof(text) - 1;
 	char *copy = NULL;
-	struct ask a = { .owner = &owners[0], .name = "k1" };
-	char err[160];
 
+	CHECK(len == blen, "the corrupt twin has the same key");
 	CHECK(ask(fb, len, &owners[0], "k1", NULL) == 1, "defines k1");
 	CHECK(ask(fb, len, &owners[0], "k22", NULL) == 1, "defines k22 (tab)");
 	CHECK(ask(fb, len, &owners[0], "k3_x", NULL) == 1, "defines k3_x");
 	CHECK(ask(fb, len, &owners[0], "k2", NULL) == 0, "no k2 (a prefix)");
 	CHECK(ask(fb, len, &owners[0], "k1x", NULL) == 0, "no k1x");
-	CHECK(held() == 1 && memo_bytes == sizeof(text) - 1,
-	      "one entry kept, without its padding");
+	CHECK(held() == 1 && text_bytes == tl && nindexed == 1,
+	      "one text kept, without its padding, and its index");
 	CHECK(ask(fb, len, &owners[0], "k22", &copy) == 1 && copy &&
 	      !strcmp(copy, text), "copy of the text");
 	free(copy);
 
-	/* other owners: entries of their own, the oldest go first */
-	for (int i = 1; i < MEMO_N + 3; i++)
+	/* other owners: texts of their own, the oldest go first; indexes
+	 * while the names' budget lasts, then answers all the same */
+	for (int i = 1; i < 6; i++)
 		CHECK(ask(fb, len, &owners[i], "k1", NULL) == 1,
 		      "another owner's entry");
-	CHECK(held() == 3 && memo_bytes == 3 * (sizeof(text) - 1),
-	      "the text kept stays in budget");
-	CHECK(!find(&owners[0], &(struct fatbin_entry){ .entry_off = 16,
-				.stored_size = len - 80 }) &&
-	      find(&owners[MEMO_N + 2], &(struct fatbin_entry){
-				.entry_off = 16, .stored_size = len - 80 }),
-	      "least recently used evicted");
-	agent_ptxmemo_forget(&owners[MEMO_N + 2]);
-	CHECK(held() == 2 && memo_bytes == 2 * (sizeof(text) - 1),
-	      "forget frees the owner's entry");
+	CHECK(held() == 3 && text_bytes == 3 * tl,
+	      "the texts kept stay in budget");
+	CHECK(nindexed == 2 && names_bytes <= NAMES_BYTES,
+	      "the names kept stay in budget");
+	CHECK(!find_text(&(struct key){ &owners[0], 16, len - 80 }) &&
+	      find_text(&(struct key){ &owners[5], 16, len - 80 }),
+	      "least recently used text evicted");
+
+	/* owner 0's text is gone, its index is not: a kernel it lacks is
+	 * answered from the index (the corrupt twin is never decompressed),
+	 * one it has needs the text again */
+	CHECK(ask(bad, blen, &owners[0], "nope", NULL) == 0,
+	      "index answers without decompressing");
+	CHECK(ask(bad, blen, &owners[0], "k1", &copy) == -EBADMSG,
+	      "a copy decompresses again");
+
+	agent_ptxmemo_forget(&owners[5]);
+	CHECK(held() == 2 && text_bytes == 2 * tl,
+	      "forget frees the owner's text");
+	agent_ptxmemo_forget(&owners[0]);
+	CHECK(nindexed == 1, "forget frees the owner's index");
 
 	/* an entry that does not decompress */
-	a.copy = false;
+	struct ask a = { .owner = &owners[0], .name = "k1" };
+	char err[160];
+
 	CHECK(fatbin_foreach_stored(bad, blen, FATBIN_KIND_PTX, ask_cb, &a,
 				    err, sizeof(err)) == 0 &&
 	      a.ret == -EBADMSG && strstr(a.err, "lz4"),
 	      "corrupt entry: error with a reason");
 
-	for (int i = 0; i < MEMO_N + 3; i++)
+	for (int i = 0; i < 6; i++)
 		agent_ptxmemo_forget(&owners[i]);
-	CHECK(held() == 0 && memo_bytes == 0, "all forgotten");
+	CHECK(held() == 0 && text_bytes == 0 && nindexed == 0 &&
+	      names_bytes == 0, "all forgotten");
 	UNIT_END();
 }
