@@ -38,6 +38,7 @@ static const struct { void **slot; const char *name; } uses[] = {
 	USE(kernel_get_name, "cuKernelGetName"),
 	USE(func_get_module, "cuFuncGetModule"),
 	USE(func_get_attribute, "cuFuncGetAttribute"),
+	USE(func_set_attribute, "cuFuncSetAttribute"),
 	USE(kernel_get_attribute, "cuKernelGetAttribute"),
 	USE(occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 	USE(stream_create, "cuStreamCreate"),

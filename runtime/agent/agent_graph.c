@@ -58,6 +58,7 @@ static bool node_sub(const CUDA_KERNEL_NODE_PARAMS_v2 *kp, bool v2,
 	in = ctx ? agent_kernel_inst(k, ctx) : NULL;
 	if (!in || !in->fn)
 		return false;
+	agent_inst_fit_smem(k, in, kp->sharedMemBytes);
 	memset(s, 0, sizeof(*s));
 	memcpy(&s->kp, kp, v2 ? sizeof(s->kp) :
 	       sizeof(CUDA_KERNEL_NODE_PARAMS_v1));

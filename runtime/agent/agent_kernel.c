@@ -426,6 +426,35 @@ static unsigned reg_cap(const struct agent_kernel *k, CUdevice dev)
 	return n < 32 ? 32 : (unsigned)n;
 }
 
+void agent_inst_fit_smem(const struct agent_kernel *k,
+			 struct agent_inst *in, unsigned shmem)
+{
+	const CUfunction_attribute a =
+		CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+	int cur = 0, want;
+	CUdevice dev;
+
+	/* the common case, and the limit once known: no driver call */
+	if (shmem <= __atomic_load_n(&in->dyn_ok, __ATOMIC_RELAXED) ||
+	    !agent_drv.func_get_attribute || !agent_drv.func_set_attribute ||
+	    agent_drv.func_get_attribute(&cur, a, in->fn) != CUDA_SUCCESS)
+		return;
+	if ((unsigned)cur < shmem &&
+	    agent_drv.ctx_get_device(&dev) == CUDA_SUCCESS) {
+		want = orig_attr(k, a, dev);
+		if (want > cur &&
+		    agent_drv.func_set_attribute(in->fn, a, want) ==
+		    CUDA_SUCCESS) {
+			agent_debug("%s: dynamic shared memory limit %d -> %d "
+				    "bytes, as the original's", k->pretty,
+				    cur, want);
+			cur = want;
+		}
+	}
+	if (cur > 0)
+		__atomic_store_n(&in->dyn_ok, (unsigned)cur, __ATOMIC_RELAXED);
+}
+
 struct ilocal {
 	char *ptx, *out, *entry, *exit;
 	struct ptx_module *m;

@@ -231,6 +231,8 @@ CUresult agent_launch(const struct agent_launch *l)
 		agent_in_hook--;
 		return r;
 	}
+	agent_inst_fit_smem(k, in, l->form == AGENT_L_EX && l->config ?
+			    l->config->sharedMemBytes : l->shmem);
 	occupancy_tell(l, k, in);
 	r = launch_inst(l, k, in);
 	agent_in_hook--;

@@ -183,6 +183,7 @@ struct agent_drv {
 	CUresult (*kernel_get_name)(const char **, CUkernel);
 	CUresult (*func_get_module)(CUmodule *, CUfunction);
 	CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
 	CUresult (*occupancy)(int *, CUfunction, int, size_t);
 	CUresult (*kernel_get_attribute)(int *, CUfunction_attribute, CUkernel,
 					 CUdevice);
@@ -390,6 +391,7 @@ struct agent_inst {
 	bool launch_ns;		/* a probe reads it: take the time at launch */
 	uint64_t hot[2 * DEVRT_HOT_MAPS];	/* its launches' hot words */
 	int occ_told;		/* -v: occupancy reported */
+	unsigned dyn_ok;	/* dynamic shared memory known to fit */
 };
 
 enum agent_kstate {
@@ -451,6 +453,13 @@ void agent_kernel_forget_ctx(CUcontext ctx) AGENT_HIDDEN;
 /* The instrumented copy of K in CTX, made on first sight. */
 struct agent_inst *agent_kernel_inst(struct agent_kernel *k,
 				     CUcontext ctx) AGENT_HIDDEN;
+/*
+ * Before a launch of IN with SHMEM bytes of dynamic shared memory: past
+ * what the copy allows, raise its limit to the original's (the program
+ * raised the original's with cudaFuncSetAttribute, not the copy's).
+ */
+void agent_inst_fit_smem(const struct agent_kernel *k,
+			 struct agent_inst *in, unsigned shmem) AGENT_HIDDEN;
 
 /* ---- agent_jit.c ---- */
 

@@ -29,6 +29,8 @@ typedef int CUresult;
 #define OK 0
 #define BAD 1		/* CUDA_ERROR_INVALID_VALUE */
 #define PER_THREAD 2	/* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+#define MAX_DYN_SMEM 8	/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+#define DEFAULT_DYN_SMEM 49152
 
 struct fmod {
 	int instrumented;
@@ -37,6 +39,7 @@ struct fmod {
 struct ffunc {
 	char name[256];
 	int instrumented;
+	int max_dyn;		/* dynamic shared memory allowed; 0: default */
 };
 
 
@@ -357,17 +360,46 @@ static void cupti_run(const char *name, unsigned gx, unsigned gy,
 		fn(name, g, b);
 }
 
+/* A function's attributes: its dynamic shared memory limit (as a real
+ * driver: 48 KB until raised), 0 for the others. */
+CUresult cuFuncGetAttribute(int *v, int attr, void *f)
+{
+	const struct ffunc *ff = f;
+
+	*v = attr != MAX_DYN_SMEM ? 0 :
+	     ff->max_dyn ? ff->max_dyn : DEFAULT_DYN_SMEM;
+	return OK;
+}
+
+CUresult cuFuncSetAttribute(void *f, int attr, int v)
+{
+	struct ffunc *ff = f;
+
+	if (attr != MAX_DYN_SMEM)
+		return OK;
+	if (v < 0 || v > 227 * 1024)
+		return BAD;
+	ff->max_dyn = v;
+	return OK;
+}
+
 static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 		       unsigned gz, unsigned bx, unsigned by, unsigned bz,
-		       void **params, void **extra)
+		       unsigned sh, void **params, void **extra)
 {
 	static int quiet = -1;
 	const struct ffunc *ff = f;
 	const struct agent_launch_param *p = NULL;
 	uint64_t warps = (uint64_t)gx * gy * gz * ((bx * by * bz + 31) / 32);
+	int lim = ff->max_dyn ? ff->max_dyn : DEFAULT_DYN_SMEM;
 
 	if (quiet < 0)
 		quiet = getenv("FAKECUDA_QUIET") != NULL;
+	if (sh > (unsigned)lim) {
+		printf("%s %s: refused: %u bytes of dynamic shared memory, "
+		       "limit %d\n", how, ff->name, sh, lim);
+		return BAD;
+	}
 	cupti_run(ff->name, gx, gy, gz, bx, by, bz);
 	if (!ff->instrumented) {
 		if (!quiet)
@@ -397,7 +429,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
 			unsigned bx, unsigned by, unsigned bz, unsigned sh,
 			void *s, void **params, void **extra)
 {
-	return launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, params,
+	return launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, sh, params,
 		      extra);
 }
 
@@ -405,7 +437,7 @@ CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz,
 			     unsigned bx, unsigned by, unsigned bz,
 			     unsigned sh, void *s, void **params, void **extra)
 {
-	return launch("cuLaunchKernel_ptsz", f, gx, gy, gz, bx, by, bz,
+	return launch("cuLaunchKernel_ptsz", f, gx, gy, gz, bx, by, bz, sh,
 		      params, extra);
 }
 
@@ -471,7 +503,7 @@ CUresult cuGraphLaunch(void *exec, void *stream)
 	const struct fnode *n = *(struct fnode **)exec;
 
 	return launch("cuGraphLaunch", n->p.func, n->p.g[0], n->p.g[1],
-		      n->p.g[2], n->p.b[0], n->p.b[1], n->p.b[2],
+		      n->p.g[2], n->p.b[0], n->p.b[1], n->p.b[2], n->p.shmem,
 		      n->p.kernelParams, n->p.extra);
 }
 

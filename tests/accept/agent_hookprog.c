@@ -16,7 +16,9 @@
  * graph twice, reads the node's parameters back ("read back: original"
  * when they name KERNEL), sets them again and launches once more.
  * With HOOKPROG_DLOPEN=LIB it dlopens LIB first and dlcloses it between
- * KERNEL's launches and OTHER_KERNEL's.
+ * KERNEL's launches and OTHER_KERNEL's.  With HOOKPROG_SMEM=N every launch
+ * asks for N bytes of dynamic shared memory, after raising KERNEL's limit
+ * to N (cuFuncSetAttribute, as cudaFuncSetAttribute does).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -36,6 +38,7 @@ typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned,
 			      void **, void **);
 
 /* the direct, -lcuda way */
+CUresult cuFuncSetAttribute(void *, int, int);
 CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
 			unsigned, unsigned, unsigned, void *, void **,
 			void **);
@@ -71,9 +74,11 @@ typedef CUresult (*getp_fn)(void *, struct knode *);
 typedef CUresult (*setp_fn)(void *, const struct knode *);
 typedef CUresult (*glaunch_fn)(void *, void *);
 
+static unsigned smem;	/* HOOKPROG_SMEM */
+
 static int graph(gpa_fn gpa, void *f, void **params)
 {
-	struct knode p = { f, { 4, 1, 1 }, { 64, 1, 1 }, 0, params, NULL,
+	struct knode p = { f, { 4, 1, 1 }, { 64, 1, 1 }, smem, params, NULL,
 			   NULL, NULL }, back;
 	void *node, *g = NULL;
 	add_fn add;
@@ -149,19 +154,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot load %s\n", argv[2]);
 		return 1;
 	}
+	if (getenv("HOOKPROG_SMEM")) {
+		smem = (unsigned)atol(getenv("HOOKPROG_SMEM"));
+		if (cuFuncSetAttribute(f, 8, (int)smem)) {
+			fprintf(stderr, "cuFuncSetAttribute failed\n");
+			return 1;
+		}
+	}
 	memcpy(buf, &pa, 8);
 	memcpy(buf + 8, &pa, 8);
 	memcpy(buf + 16, &pa, 8);
 	memcpy(buf + 24, &n, 4);
-	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
-	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
-	launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, NULL, extra);
-	launch_ptsz(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
-	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+	launch(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
+	launch(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
+	launch(f, 4, 1, 1, 64, 1, 1, smem, NULL, NULL, extra);
+	launch_ptsz(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
+	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
 	if (lib)
 		dlclose(lib);
 	if (argc > 3 && getfn(&g, mod, argv[3]) == 0)
-		launch(g, 4, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+		launch(g, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
 	if (getenv("HOOKPROG_GRAPH") && graph(gpa, f, params)) {
 		fprintf(stderr, "graph calls failed\n");
 		return 1;

@@ -127,6 +127,17 @@ run "$T/none.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "unmatched kernel changed"
 [ -s "$T/err" ] && { cat "$T/err"; fail "unmatched run reported something"; }
 
+# ---- dynamic shared memory past 48 KB: the program raised the
+# original's limit (cudaFuncSetAttribute); the copy's is raised to match
+# at its first such launch, graph nodes included
+HOOKPROG_SMEM=65536 "$T/prog" "$T/vadd.fatbin" $VADD >"$T/out0" 2>&1 || fail "prog alone, 64 KB"
+[ "$(grep -c ': original$' "$T/out0")" = 5 ] || { cat "$T/out0"; fail "64 KB baseline"; }
+HOOKPROG_SMEM=65536 HOOKPROG_GRAPH=1 run "$T/v.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c " $VADD: instrumented, " "$T/out")" = 8 ] && ! grep -q refused "$T/out" ||
+	{ cat "$T/out" "$T/err"; fail "64 KB of dynamic shared memory: the copy was refused"; }
+grep -q "$VADD: dynamic shared memory limit 49152 -> 65536 bytes" "$T/err" ||
+	{ cat "$T/err"; fail "64 KB: no -v line for the raised limit"; }
+
 # ---- a module image the agent cannot read: the kernel's PTX is looked
 # up in the .nv_fatbin sections of the process's ELF objects (as for
 # modules loaded before -p attached)

@@ -5,7 +5,8 @@
  * with cuModuleLoadDataEx; a cuLibraryLoadData library launched through
  * its CUkernel; cudaLaunchKernelEx with a cluster dimension; a
  * cooperative launch (grid sync); two host threads launching on four
- * streams.  Each kernel has a name of its own; the program prints per
+ * streams; 64 KB of dynamic shared memory, past the default limit that
+ * cudaFuncSetAttribute raised on the original kernel only.  Each kernel has a name of its own; the program prints per
  * kernel its runs and warps ("expect NAME runs R warps W threads T"),
  * checks its results ("results ok") and prints a checksum.
  *
@@ -67,6 +68,21 @@ __global__ void f_coop(int *a, int *b, int n)
 		b[i] = a[(i + BLOCK) % n];
 }
 
+#define BIGSMEM	(64 << 10)
+
+/* needs cudaFuncSetAttribute(MaxDynamicSharedMemorySize) to launch */
+__global__ void f_bigsmem(int *a, int n)
+{
+	extern __shared__ int sm[];
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (int j = threadIdx.x; j < BIGSMEM / 4; j += blockDim.x)
+		sm[j] = 11;
+	__syncthreads();
+	if (i < n)
+		a[i] += sm[BIGSMEM / 4 - 1 - threadIdx.x];
+}
+
 __global__ void f_stream(int *a, int n, int v)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -105,7 +121,7 @@ static void expect(const char *name, long long runs, long long grid)
 
 int main(int argc, char **argv)
 {
-	int *d_nvrtc, *d_lib, *d_cluster, *d_coop, *d_coop2, n = N;
+	int *d_nvrtc, *d_lib, *d_cluster, *d_coop, *d_coop2, *d_big, n = N;
 	int *h = (int *)malloc(N * sizeof(int));
 	unsigned long long sum = 0;
 	bool ok = true;
@@ -118,7 +134,9 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&d_coop, N * 4));
 	CK(cudaMalloc(&d_coop2, N * 4));
 	CK(cudaMalloc(&d_stream, N * 4));
-	for (int *p : { d_nvrtc, d_lib, d_cluster, d_coop, d_coop2, d_stream })
+	CK(cudaMalloc(&d_big, N * 4));
+	for (int *p : { d_nvrtc, d_lib, d_cluster, d_coop, d_coop2, d_stream,
+			d_big })
 		CK(cudaMemset(p, 0, N * 4));
 
 	/* NVRTC -> PTX -> cuModuleLoadDataEx */
@@ -185,6 +203,16 @@ int main(int argc, char **argv)
 	}
 	expect("f_coop", rounds, GRID);
 
+	/* 64 KB of dynamic shared memory: the limit raised first */
+	CK(cudaFuncSetAttribute(f_bigsmem,
+				cudaFuncAttributeMaxDynamicSharedMemorySize,
+				BIGSMEM));
+	for (int r = 0; r < rounds; r++) {
+		f_bigsmem<<<GRID, BLOCK, BIGSMEM>>>(d_big, n);
+		CK(cudaGetLastError());
+	}
+	expect("f_bigsmem", rounds, GRID);
+
 	/* two threads, two streams each */
 	{
 		pthread_t t[2];
@@ -205,6 +233,7 @@ int main(int argc, char **argv)
 		{ d_coop, [](int) { return rounds; } },
 		{ d_coop2, [](int) { return rounds; } },
 		{ d_stream, [](int i) { return (i / (N / 4) + 1) * rounds; } },
+		{ d_big, [](int) { return 11 * rounds; } },
 	};
 	for (auto &c : chk) {
 		CK(cudaMemcpy(h, c.d, N * 4, cudaMemcpyDeviceToHost));
