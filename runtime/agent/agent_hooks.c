@@ -385,14 +385,33 @@ CUresult gt_launch_coop_ptsz(LAUNCH_ARGS, void **p)
 	return agent_launch(&l);
 }
 
+/* A cuLaunchKernelEx launch: its geometry, shared memory and stream
+ * from the config, where the other forms have them as arguments. */
+static struct agent_launch launch_ex(const CUlaunchConfig *c, CUfunction f,
+				     void **p, void **x, bool ptsz)
+{
+	struct agent_launch l = { .form = AGENT_L_EX, .ptsz = ptsz, .f = f,
+				  .config = c, .params = p, .extra = x };
+
+	if (c) {
+		l.gx = c->gridDimX;
+		l.gy = c->gridDimY;
+		l.gz = c->gridDimZ;
+		l.bx = c->blockDimX;
+		l.by = c->blockDimY;
+		l.bz = c->blockDimZ;
+		l.shmem = c->sharedMemBytes;
+		l.stream = c->hStream;
+	}
+	return l;
+}
+
 EXPORT CUresult gt_launch_ex(const CUlaunchConfig *, CUfunction, void **,
 			     void **) __asm__("cuLaunchKernelEx");
 CUresult gt_launch_ex(const CUlaunchConfig *c, CUfunction f, void **p,
 		      void **x)
 {
-	struct agent_launch l = { .form = AGENT_L_EX, .f = f, .config = c,
-				  .stream = c ? c->hStream : NULL, .params = p,
-				  .extra = x };
+	struct agent_launch l = launch_ex(c, f, p, x, false);
 
 	REAL(launch_ex);
 	return agent_launch(&l);
@@ -404,9 +423,7 @@ EXPORT CUresult gt_launch_ex_ptsz(const CUlaunchConfig *, CUfunction,
 CUresult gt_launch_ex_ptsz(const CUlaunchConfig *c, CUfunction f, void **p,
 			   void **x)
 {
-	struct agent_launch l = { .form = AGENT_L_EX, .ptsz = true, .f = f,
-				  .config = c, .stream = c ? c->hStream : NULL,
-				  .params = p, .extra = x };
+	struct agent_launch l = launch_ex(c, f, p, x, true);
 
 	REAL(launch_ex_ptsz);
 	return agent_launch(&l);

@@ -179,23 +179,18 @@ static void seen(const struct agent_launch *l)
 static void occupancy_tell(const struct agent_launch *l,
 			   const struct agent_kernel *k, struct agent_inst *in)
 {
-	unsigned threads = l->bx * l->by * l->bz, shmem = l->shmem;
+	unsigned threads = l->bx * l->by * l->bz;
 	int a = 0, b = 0;
 
 	if (!agent.cfg.verbose || !agent_drv.occupancy ||
 	    __atomic_exchange_n(&in->occ_told, 1, __ATOMIC_RELAXED))
 		return;
-	if (l->form == AGENT_L_EX && l->config) {
-		threads = l->config->blockDimX * l->config->blockDimY *
-			  l->config->blockDimZ;
-		shmem = l->config->sharedMemBytes;
-	}
-	if (agent_drv.occupancy(&a, l->f, (int)threads, shmem) ||
-	    agent_drv.occupancy(&b, in->fn, (int)threads, shmem))
+	if (agent_drv.occupancy(&a, l->f, (int)threads, l->shmem) ||
+	    agent_drv.occupancy(&b, in->fn, (int)threads, l->shmem))
 		return;
 	agent_debug("%s: occupancy %d -> %d blocks per SM (%u threads, %u "
 		    "bytes of dynamic shared memory)%s", k->pretty, a, b,
-		    threads, shmem, b < a ? ": lost to the probes" : "");
+		    threads, l->shmem, b < a ? ": lost to the probes" : "");
 }
 
 CUresult agent_launch(const struct agent_launch *l)
@@ -231,8 +226,7 @@ CUresult agent_launch(const struct agent_launch *l)
 		agent_in_hook--;
 		return r;
 	}
-	agent_inst_fit_smem(k, in, l->form == AGENT_L_EX && l->config ?
-			    l->config->sharedMemBytes : l->shmem);
+	agent_inst_fit_smem(k, in, l->shmem);
 	occupancy_tell(l, k, in);
 	r = launch_inst(l, k, in);
 	agent_in_hook--;

@@ -562,6 +562,7 @@ struct agent_launch {
 	enum agent_lform form;
 	bool ptsz;
 	CUfunction f;
+	/* every form: cuLaunchKernelEx's come from its config */
 	unsigned gx, gy, gz, bx, by, bz, shmem;
 	CUstream stream;
 	const CUlaunchConfig *config;

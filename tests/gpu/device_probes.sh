@@ -29,10 +29,11 @@ bad() {
 }
 # val FILE NAME: the number after "NAME: " (scalar map line)
 val() { sed -n "s/^$2: \\([0-9-]*\\)\$/\\1/p" "$1" | head -1; }
-# run NAME PROGRAM CMD: gputrace -c CMD -e PROGRAM; out in $T/NAME.{out,err}
+# run NAME PROGRAM CMD [OPTION]: gputrace -q [OPTION] -c CMD -e PROGRAM;
+# out in $T/NAME.{out,err}
 run() {
 	last=$1
-	timeout 120 "$GT" -q -c "$3" -e "$2" >"$T/$1.out" 2>"$T/$1.err"
+	timeout 120 "$GT" -q ${4:+"$4"} -c "$3" -e "$2" >"$T/$1.out" 2>"$T/$1.err"
 	echo $? >"$T/$1.rc"
 }
 expect_eq() {	# NAME GOT WANT
@@ -57,10 +58,7 @@ expect_eq "@p[probe] = ITERS x warps" "$(sed -n 's/^@p\[gpu:warp:vadd\]: //p' "$
 # -v names the blocks an SM holds of the original and of the copy at the
 # launch's block size: vadd's few registers let sm_90's 2048 threads
 # per SM fill with blocks, before and after
-last=occ
-timeout 120 "$GT" -q -v -c "$P vadd $N $ITERS" -e 'gpu:warp:vadd { @w = count(); }' \
-	>"$T/occ.out" 2>"$T/occ.err"
-echo $? >"$T/occ.rc"
+run occ 'gpu:warp:vadd { @w = count(); }' "$P vadd $N $ITERS" -v
 tpb=$((threads / ITERS / blocks))
 expect_eq "-v: occupancy of vadd, original -> copy" \
 	"$(sed -n 's/.*vadd.*: occupancy \([0-9]* -> [0-9]*\) blocks per SM ('"$tpb"' threads.*/\1/p' "$T/occ.err")" \
