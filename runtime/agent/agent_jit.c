@@ -19,47 +19,79 @@
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/agent/agent_priv.h"
 
+/*
+ * A library's JIT options and the log they point to live as long as the
+ * library (for good: copies are never unloaded).  The driver returns
+ * outputs through them, and a library may be compiled again after the
+ * call (loaded eagerly into a context created later).
+ */
+struct jit_opts {
+	CUjit_option o[3];
+	void *v[3];
+	char log[1024];
+	struct jit_opts *next;
+};
+
+static struct jit_opts *kept;	/* reachable, for leak checkers */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
 	      size_t errlen)
 {
-	static __thread char log[8192];
-	CUjit_option o[] = { CU_JIT_ERROR_LOG_BUFFER,
-			     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-			     CU_JIT_MAX_REGISTERS };
-	void *v[] = { log, (void *)(uintptr_t)sizeof(log),
-		      (void *)(uintptr_t)maxreg };
+	struct jit_opts *j = calloc(1, sizeof(*j));
 	unsigned n = maxreg ? 3 : 2;
 	CUlibrary lib;
 	CUresult r;
 	char *nl;
 
-	log[0] = '\0';
+	if (!j) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	j->o[0] = CU_JIT_ERROR_LOG_BUFFER;
+	j->v[0] = j->log;
+	j->o[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+	j->v[1] = (void *)(uintptr_t)sizeof(j->log);
+	j->o[2] = CU_JIT_MAX_REGISTERS;
+	j->v[2] = (void *)(uintptr_t)maxreg;
 	if (agent_drv.library_load_data && agent_drv.library_get_module) {
-		r = agent_drv.library_load_data(&lib, ptx, o, v, n, NULL, NULL,
-						0);
+		r = agent_drv.library_load_data(&lib, ptx, j->o, j->v, n, NULL,
+						NULL, 0);
 		if (r == CUDA_SUCCESS) {
+			pthread_mutex_lock(&kept_lock);
+			j->next = kept;
+			kept = j;
+			pthread_mutex_unlock(&kept_lock);
 			r = agent_drv.library_get_module(mod, lib);
 			if (r == CUDA_SUCCESS)
 				return 0;
+			/* kept anyway: the library may not unload */
 			if (agent_drv.library_unload)
 				agent_drv.library_unload(lib);
+			snprintf(err, errlen, "%s", agent_cu_str(r));
+			return -EIO;
 		}
 	} else {
-		r = agent_drv.module_load_data_ex(mod, ptx, n, o, v);
-		if (r == CUDA_SUCCESS)
+		r = agent_drv.module_load_data_ex(mod, ptx, n, j->o, j->v);
+		if (r == CUDA_SUCCESS) {
+			free(j);	/* a module is compiled in the call */
 			return 0;
+		}
 	}
 	/* the first line of ptxas's complaint says enough */
-	if ((nl = strchr(log, '\n')))
+	if ((nl = strchr(j->log, '\n')))
 		*nl = '\0';
-	snprintf(err, errlen, "%s%s%s", agent_cu_str(r), log[0] ? ": " : "",
-		 log);
+	snprintf(err, errlen, "%s%s%s", agent_cu_str(r),
+		 j->log[0] ? ": " : "", j->log);
+	free(j);
 	return -EIO;
 }
 #endif /* GT_AGENT_SO */

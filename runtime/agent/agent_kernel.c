@@ -385,17 +385,65 @@ static char *clause_text(const struct agent_kernel *k, bool exit)
 	return s;
 }
 
+/* Attribute A of K's original on DEV into *V: false when unknown. */
+static bool orig_get(const struct agent_kernel *k, CUfunction_attribute a,
+		     CUdevice dev, int *v)
+{
+	if (k->is_kernel && agent_drv.kernel_get_attribute)
+		return agent_drv.kernel_get_attribute(v, a, (CUkernel)k->handle,
+						      dev) == CUDA_SUCCESS;
+	if (!k->is_kernel && agent_drv.func_get_attribute)
+		return agent_drv.func_get_attribute(v, a, (CUfunction)k->handle)
+		       == CUDA_SUCCESS;
+	return false;
+}
+
 /* Attribute A of K's original on DEV; 0 when the driver cannot say. */
 static int orig_attr(const struct agent_kernel *k, CUfunction_attribute a,
 		     CUdevice dev)
 {
 	int n = 0;
 
-	if (k->is_kernel && agent_drv.kernel_get_attribute)
-		agent_drv.kernel_get_attribute(&n, a, (CUkernel)k->handle, dev);
-	else if (!k->is_kernel && agent_drv.func_get_attribute)
-		agent_drv.func_get_attribute(&n, a, (CUfunction)k->handle);
-	return n > 0 ? n : 0;
+	return orig_get(k, a, dev, &n) && n > 0 ? n : 0;
+}
+
+/*
+ * What a program sets with cudaFuncSetAttribute is on the original only;
+ * a copy starts from the driver's defaults, and a launch of it asking
+ * for a cluster of more than 8 blocks would fail without the non-portable
+ * size allowed.  Set before the first launch (the usual place), these are
+ * copied when the copy is made.  The dynamic shared memory limit is also
+ * checked at each launch (agent_inst_fit_smem): programs raise it late.
+ */
+static void mirror_attrs(const struct agent_kernel *k, CUfunction fn,
+			 CUdevice dev)
+{
+	static const CUfunction_attribute set[] = {
+		CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+		CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+		CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+		CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+		CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+		CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+		CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+	};
+
+	if (!agent_drv.func_get_attribute || !agent_drv.func_set_attribute)
+		return;
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		int want, cur;
+		CUresult r;
+
+		if (!orig_get(k, set[i], dev, &want) ||
+		    agent_drv.func_get_attribute(&cur, set[i], fn) !=
+		    CUDA_SUCCESS || cur == want)
+			continue;
+		r = agent_drv.func_set_attribute(fn, set[i], want);
+		agent_debug("%s: attribute %d %d -> %d, as the original's%s%s",
+			    k->pretty, (int)set[i], cur, want,
+			    r == CUDA_SUCCESS ? "" : ": ",
+			    r == CUDA_SUCCESS ? "" : agent_cu_str(r));
+	}
 }
 
 static int copy_attr(CUfunction f, CUfunction_attribute a)
@@ -542,6 +590,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		snprintf(why, whylen, "not in its instrumented module");
 		goto out;
 	}
+	mirror_attrs(k, in->fn, dev);
 	in->nparams = f->nparams;
 	in->ctx_off = ptx_ctx_offset(f);
 	/*

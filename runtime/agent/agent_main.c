@@ -377,6 +377,7 @@ __attribute__((constructor)) static void agent_init(void)
 	int r;
 
 	agent.pid = getpid();
+	agent_prefetch_init();
 	if (!cfg || !*cfg)
 		return;		/* not started by gputrace: pass through */
 	r = agent_config_read(cfg, &agent.cfg);

@@ -11,13 +11,28 @@
  * since the CUDA runtime asks for each one only at its first launch.
  *
  * Workers block every signal (the program's handlers stay on its own
- * threads), and the exit handler and detach stop them before the
+ * threads), and an exit handler and detach stop them before the
  * contexts go: queued work is dropped, running jobs are waited for.
+ *
+ * That exit handler must run before the driver's PTX compiler is torn
+ * down.  libcuda loads the compiler (libnvidia-ptxjitcompiler.so.1) at
+ * the process's first compile that misses the driver's JIT cache, and
+ * the compiler registers exit handlers as it loads; handlers run last
+ * registered first.  When that first miss was a worker's (the program's
+ * own module came from the cache, the copies did not), the compiler's
+ * handlers ran before agent_exit and freed its state under a worker's
+ * compile: the target aborted in free() (seen on the H200).  So before
+ * the first worker starts, the compiler is loaded here (libcuda's own
+ * dlopen then finds it loaded), and only then is the workers' exit
+ * handler registered, to run before the compiler's.  No compiler found:
+ * nothing is made ahead.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +43,15 @@
 
 #define MAX_WORKERS 8
 #define MAX_SEEN 256		/* (owner, context) pairs enumerated */
+/*
+ * Kernels of one module made ahead: a module of thousands (a large
+ * library's translation unit) must not hold the CPUs for minutes with
+ * kernels that may never run; past this, each at its first launch.
+ */
+#define MAX_AHEAD 64
 #define STOP_WAIT_MS 10000	/* a JIT takes up to a few hundred ms */
+#define EXIT_WAIT_MS 60000	/* past it, the compiler goes under a job */
+#define JIT_LIB "libnvidia-ptxjitcompiler.so.1"
 
 struct job {
 	struct agent_kernel *k;
@@ -37,15 +60,56 @@ struct job {
 };
 
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pcond = PTHREAD_COND_INITIALIZER;	/* work, or idle */
+static pthread_cond_t pcond;	/* work, or idle; CLOCK_MONOTONIC */
+static pthread_once_t pcond_once = PTHREAD_ONCE_INIT;
 static struct job *head, **tailp = &head;
 static int nworkers, nbusy, nqueued;
-static bool stopped;
+static bool stopped, enabled;
+static int pinned;		/* 0 not tried, 1 compiler loaded, -1 none */
 static struct {
 	uintptr_t owner;
 	CUcontext ctx;
 } seen[MAX_SEEN];
 static int nseen;
+
+/* Under plock: drop the queued jobs for CTX (NULL: all). */
+static void drop_queue(CUcontext ctx)
+{
+	struct job **pp, *j;
+
+	for (pp = &head; (j = *pp);) {
+		if (!ctx || j->ctx == ctx) {
+			*pp = j->next;
+			free(j);
+			nqueued--;
+		} else {
+			pp = &j->next;
+		}
+	}
+	tailp = pp;
+}
+
+static void pcond_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&pcond, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* Under plock: wait up to MS for the running jobs to end. */
+static void wait_idle(long ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	while (nbusy &&
+	       pthread_cond_timedwait(&pcond, &plock, &until) != ETIMEDOUT)
+		;
+}
 
 static void *worker(void *arg)
 {
@@ -75,6 +139,58 @@ static void *worker(void *arg)
 	return arg;
 }
 
+static void stop(long ms)
+{
+	pthread_once(&pcond_once, pcond_init);
+	pthread_mutex_lock(&plock);
+	stopped = true;
+	drop_queue(NULL);
+	wait_idle(ms);
+	pthread_mutex_unlock(&plock);
+}
+
+/* atexit: no compile may run while the compiler's handlers run. */
+static void prefetch_exit(void)
+{
+	if (agent.pid != getpid())
+		return;		/* a forked child: the workers are not here */
+	/* the compiler's own handlers come next: wait long */
+	stop(EXIT_WAIT_MS);
+}
+
+/*
+ * Under plock, before the first worker: load the PTX compiler where
+ * libcuda would find it (its search path, else libcuda's folder), then
+ * register prefetch_exit after the compiler's handlers.
+ */
+static int pin_compiler(void)
+{
+	void *h = dlopen(JIT_LIB, RTLD_NOW | RTLD_NOLOAD);
+	Dl_info di;
+
+	if (pinned)
+		return pinned;
+	if (!h)
+		h = dlopen(JIT_LIB, RTLD_NOW);
+	if (!h && agent_drv.ctx_push &&
+	    dladdr(*(void **)&agent_drv.ctx_push, &di) && di.dli_fname) {
+		const char *slash = strrchr(di.dli_fname, '/');
+		char path[4096];
+
+		if (slash && snprintf(path, sizeof(path), "%.*s/%s",
+				      (int)(slash - di.dli_fname),
+				      di.dli_fname, JIT_LIB) <
+		    (int)sizeof(path))
+			h = dlopen(path, RTLD_NOW);
+	}
+	/* kept open for good: its exit handlers are registered now */
+	pinned = h && atexit(prefetch_exit) == 0 ? 1 : -1;
+	if (pinned < 0)
+		agent_debug("not instrumenting ahead: cannot load %s before "
+			    "the workers start", JIT_LIB);
+	return pinned;
+}
+
 /* Under plock: enough workers for the queue, at most one per CPU. */
 static void spawn(void)
 {
@@ -86,6 +202,10 @@ static void spawn(void)
 		want = MAX_WORKERS;
 	if (want > nqueued + nbusy)
 		want = nqueued + nbusy;
+	if (nworkers < want && pin_compiler() < 0) {
+		stopped = true;	/* the queue goes below */
+		return;
+	}
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	while (nworkers < want) {
@@ -99,14 +219,25 @@ static void spawn(void)
 	pthread_attr_destroy(&at);
 }
 
+/* What one module's enumeration queues: up to MAX_AHEAD jobs in CTX. */
+struct ahead {
+	CUcontext ctx;
+	int queued, over;
+};
+
 static void enqueue(struct agent_kernel *k, void *arg)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct ahead *a = arg;
+	struct job *j;
 
-	if (!j)
+	if (a->queued >= MAX_AHEAD) {
+		a->over++;
+		return;
+	}
+	if (!(j = calloc(1, sizeof(*j))))
 		return;
 	j->k = k;
-	j->ctx = arg;
+	j->ctx = a->ctx;
 	/* under klock (agent_kernel_each_pending); plock nests inside it */
 	pthread_mutex_lock(&plock);
 	if (stopped) {
@@ -117,6 +248,7 @@ static void enqueue(struct agent_kernel *k, void *arg)
 	*tailp = j;
 	tailp = &j->next;
 	nqueued++;
+	a->queued++;
 	pthread_mutex_unlock(&plock);
 }
 
@@ -160,18 +292,25 @@ static void enumerate(uintptr_t owner)
 	free(h);
 }
 
-void agent_prefetch(const struct agent_kernel *k, CUcontext ctx)
+/*
+ * Opt-in (GPUTRACE_PREFETCH=1), read once at load (getenv on a worker
+ * would race with the program's setenv): the fix of the exit-order
+ * abort above has run on the fake driver only (docs/agent.md).
+ */
+void agent_prefetch_init(void)
 {
-	bool first = true;
-
 	const char *on = getenv("GPUTRACE_PREFETCH");
 
-	/*
-	 * Opt-in (=1) for now: one GPU suite run on a fresh H200 saw a
-	 * target abort in glibc's free() with it on, not reproduced in 27
-	 * runs since (docs/agent.md).  Off: each kernel at its first launch.
-	 */
-	if (!k->owner || !on || strcmp(on, "1"))
+	pthread_once(&pcond_once, pcond_init);
+	enabled = on && !strcmp(on, "1");
+}
+
+void agent_prefetch(const struct agent_kernel *k, CUcontext ctx)
+{
+	struct ahead a = { .ctx = ctx };
+	bool first = true;
+
+	if (!k->owner || !enabled)
 		return;
 	pthread_mutex_lock(&plock);
 	for (int i = 0; i < nseen; i++)
@@ -190,58 +329,33 @@ void agent_prefetch(const struct agent_kernel *k, CUcontext ctx)
 	if (!first)
 		return;
 	enumerate(k->owner);
-	agent_kernel_each_pending(k->owner, ctx, enqueue, ctx);
+	agent_kernel_each_pending(k->owner, ctx, enqueue, &a);
+	if (a.queued || a.over)
+		agent_debug("instrumenting ahead %d more kernels of %s's "
+			    "module%s", a.queued, k->pretty,
+			    a.over ? ", the others at their first launch" : "");
 	pthread_mutex_lock(&plock);
-	if (nqueued) {
+	if (nqueued)
 		spawn();
+	if (stopped)
+		drop_queue(NULL);
+	else if (nqueued)
 		pthread_cond_broadcast(&pcond);
-	}
 	pthread_mutex_unlock(&plock);
 }
 
 void agent_prefetch_stop(void)
 {
-	struct timespec until;
-	struct job *j;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STOP_WAIT_MS / 1000;
-	pthread_mutex_lock(&plock);
-	stopped = true;
-	while ((j = head)) {
-		head = j->next;
-		free(j);
-	}
-	tailp = &head;
-	nqueued = 0;
-	while (nbusy &&
-	       pthread_cond_timedwait(&pcond, &plock, &until) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&plock);
+	stop(STOP_WAIT_MS);
 }
 
 void agent_prefetch_forget_ctx(CUcontext ctx)
 {
-	struct timespec until;
-	struct job **pp, *j;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STOP_WAIT_MS / 1000;
+	pthread_once(&pcond_once, pcond_init);
 	pthread_mutex_lock(&plock);
-	for (pp = &head; (j = *pp);) {
-		if (j->ctx == ctx) {
-			*pp = j->next;
-			free(j);
-			nqueued--;
-		} else {
-			pp = &j->next;
-		}
-	}
-	tailp = pp;
+	drop_queue(ctx);
 	/* a worker may be using it: the context is about to go */
-	while (nbusy &&
-	       pthread_cond_timedwait(&pcond, &plock, &until) != ETIMEDOUT)
-		;
+	wait_idle(STOP_WAIT_MS);
 	for (int i = 0; i < nseen; i++)
 		if (seen[i].ctx == ctx)
 			seen[i].ctx = NULL;

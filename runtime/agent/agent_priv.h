@@ -424,6 +424,8 @@ struct agent_kernel {
  * not, for worker threads to instrument in parallel.
  */
 void agent_prefetch(const struct agent_kernel *k, CUcontext ctx) AGENT_HIDDEN;
+/* At load: whether to (GPUTRACE_PREFETCH=1). */
+void agent_prefetch_init(void) AGENT_HIDDEN;
 /* Drop queued work and wait (bounded) for the workers' current jobs:
  * before the exit handler's snapshot, and at detach. */
 void agent_prefetch_stop(void) AGENT_HIDDEN;

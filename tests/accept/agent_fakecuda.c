@@ -14,10 +14,12 @@
  * calling thread is in relaxed mode, and say so on stderr.  Graph kernel
  * nodes keep their parameters as the driver does (copied when set) and
  * run at cuGraphLaunch.  A fake libcupti (agent_fakecupti.c), when
- * loaded, is told of every kernel run.
+ * loaded, is told of every kernel run.  With FAKECUDA_JIT_MS, compiles
+ * after the first run in a fake PTX compiler (agent_fakejit.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,7 @@ struct ffunc {
 	char name[256];
 	int instrumented;
 	int max_dyn;		/* dynamic shared memory allowed; 0: default */
+	int attr[16];		/* other settable attributes, set + 1; 0: never set */
 };
 
 
@@ -200,6 +203,39 @@ static int is_text(const unsigned char *p)
 	return 1;
 }
 
+/*
+ * The PTX compiler, loaded as libcuda loads it: at the first compile that
+ * misses the JIT cache, from libcuda's folder.  With FAKECUDA_JIT_MS,
+ * every compile but the first (a cache hit) takes that long in it.
+ */
+static void jit_compile(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int (*compile)(int);
+	static int ncompiles;
+	const char *ms = getenv("FAKECUDA_JIT_MS");
+	char path[4096];
+	Dl_info di;
+	void *h;
+
+	if (!ms || __atomic_fetch_add(&ncompiles, 1, __ATOMIC_RELAXED) == 0)
+		return;
+	pthread_mutex_lock(&lock);
+	if (!compile && dladdr((void *)jit_compile, &di) && di.dli_fname &&
+	    strrchr(di.dli_fname, '/')) {
+		snprintf(path, sizeof(path), "%.*s/libnvidia-ptxjitcompiler.so.1",
+			 (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
+			 di.dli_fname);
+		if ((h = dlopen(path, RTLD_NOW)))
+			compile = (int (*)(int))dlsym(h, "fakejit_compile");
+	}
+	pthread_mutex_unlock(&lock);
+	if (compile)
+		compile(atoi(ms));
+	else
+		fprintf(stderr, "fake: no compiler: %s\n", dlerror());
+}
+
 static CUresult load(void **m, const void *image, const char *how)
 {
 	const char *out = getenv("FAKECUDA_PTX_OUT");
@@ -212,6 +248,7 @@ static CUresult load(void **m, const void *image, const char *how)
 		FILE *f = out ? fopen(out, "w") : NULL;
 
 		fprintf(stderr, "fake: JIT (%s)\n", how);
+		jit_compile();
 		if (f) {
 			fputs(image, f);
 			fclose(f);
@@ -361,13 +398,18 @@ static void cupti_run(const char *name, unsigned gx, unsigned gy,
 }
 
 /* A function's attributes: its dynamic shared memory limit (as a real
- * driver: 48 KB until raised), 0 for the others. */
+ * driver: 48 KB until raised), the carveout (-1 until set), the cluster
+ * attributes (9-15) as set, 0 for the others. */
 CUresult cuFuncGetAttribute(int *v, int attr, void *f)
 {
 	const struct ffunc *ff = f;
 
-	*v = attr != MAX_DYN_SMEM ? 0 :
-	     ff->max_dyn ? ff->max_dyn : DEFAULT_DYN_SMEM;
+	if (attr == MAX_DYN_SMEM)
+		*v = ff->max_dyn ? ff->max_dyn : DEFAULT_DYN_SMEM;
+	else if (attr >= 9 && attr < 16)
+		*v = ff->attr[attr] ? ff->attr[attr] - 1 : attr == 9 ? -1 : 0;
+	else
+		*v = 0;
 	return OK;
 }
 
@@ -375,12 +417,34 @@ CUresult cuFuncSetAttribute(void *f, int attr, int v)
 {
 	struct ffunc *ff = f;
 
-	if (attr != MAX_DYN_SMEM)
-		return OK;
-	if (v < 0 || v > 227 * 1024)
-		return BAD;
-	ff->max_dyn = v;
+	if (attr == MAX_DYN_SMEM) {
+		if (v < 0 || v > 227 * 1024)
+			return BAD;
+		ff->max_dyn = v;
+	} else if (attr >= 9 && attr < 16 && attr != 10) {
+		ff->attr[attr] = v + 1;
+	} else {
+		return BAD;	/* read-only */
+	}
 	return OK;
+}
+
+/* "carveout 50, non-portable 1, ...": the attributes set, for tests */
+static void print_attrs(const char *how, const struct ffunc *ff)
+{
+	static const char *const name[16] = {
+		[9] = "carveout", [11] = "cluster-x", [12] = "cluster-y",
+		[13] = "cluster-z", [14] = "non-portable", [15] = "policy",
+	};
+	char buf[256];
+	size_t n = 0;
+
+	for (int a = 9; a < 16; a++)
+		if (ff->attr[a] && n < sizeof(buf))
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s %d",
+					      name[a], ff->attr[a] - 1);
+	if (n)
+		printf("%s %s: attributes%s\n", how, ff->name, buf);
 }
 
 static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
@@ -401,6 +465,7 @@ static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 		return BAD;
 	}
 	cupti_run(ff->name, gx, gy, gz, bx, by, bz);
+	print_attrs(how, ff);
 	if (!ff->instrumented) {
 		if (!quiet)
 			printf("%s %s: original\n", how, ff->name);

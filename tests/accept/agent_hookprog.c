@@ -18,7 +18,11 @@
  * With HOOKPROG_DLOPEN=LIB it dlopens LIB first and dlcloses it between
  * KERNEL's launches and OTHER_KERNEL's.  With HOOKPROG_SMEM=N every launch
  * asks for N bytes of dynamic shared memory, after raising KERNEL's limit
- * to N (cuFuncSetAttribute, as cudaFuncSetAttribute does).
+ * to N (cuFuncSetAttribute, as cudaFuncSetAttribute does); with
+ * HOOKPROG_SMEM_LATE too, the first launch asks for none and the limit
+ * is raised after it.  With
+ * HOOKPROG_ATTRS it sets KERNEL's carveout (50), non-portable cluster
+ * size (1) and cluster scheduling policy (1) the same way.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -75,6 +79,17 @@ typedef CUresult (*setp_fn)(void *, const struct knode *);
 typedef CUresult (*glaunch_fn)(void *, void *);
 
 static unsigned smem;	/* HOOKPROG_SMEM */
+
+/* Raise F's dynamic shared memory limit to HOOKPROG_SMEM, and use it. */
+static int raise_smem(void *f)
+{
+	smem = (unsigned)atol(getenv("HOOKPROG_SMEM"));
+	if (cuFuncSetAttribute(f, 8, (int)smem)) {
+		fprintf(stderr, "cuFuncSetAttribute failed\n");
+		return 1;
+	}
+	return 0;
+}
 
 static int graph(gpa_fn gpa, void *f, void **params)
 {
@@ -154,18 +169,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot load %s\n", argv[2]);
 		return 1;
 	}
-	if (getenv("HOOKPROG_SMEM")) {
-		smem = (unsigned)atol(getenv("HOOKPROG_SMEM"));
-		if (cuFuncSetAttribute(f, 8, (int)smem)) {
-			fprintf(stderr, "cuFuncSetAttribute failed\n");
-			return 1;
-		}
+	if (getenv("HOOKPROG_SMEM") && !getenv("HOOKPROG_SMEM_LATE") &&
+	    raise_smem(f))
+		return 1;
+	/* a carveout, a cluster of 16 and a scheduling policy, as
+	 * cudaFuncSetAttribute sets them */
+	if (getenv("HOOKPROG_ATTRS") &&
+	    (cuFuncSetAttribute(f, 9, 50) || cuFuncSetAttribute(f, 14, 1) ||
+	     cuFuncSetAttribute(f, 15, 1))) {
+		fprintf(stderr, "cuFuncSetAttribute failed\n");
+		return 1;
 	}
 	memcpy(buf, &pa, 8);
 	memcpy(buf + 8, &pa, 8);
 	memcpy(buf + 16, &pa, 8);
 	memcpy(buf + 24, &n, 4);
 	launch(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
+	if (getenv("HOOKPROG_SMEM_LATE") && raise_smem(f))
+		return 1;
 	launch(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
 	launch(f, 4, 1, 1, 64, 1, 1, smem, NULL, NULL, extra);
 	launch_ptsz(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);

@@ -118,6 +118,24 @@ GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500
 [ "$(grep -c ': instrumented, ' "$T/out")" = 5 ] || { cat "$T/out" "$T/err"; fail "prefetch: launches"; }
 [ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "prefetch: the sibling kernel was not considered"; }
+# a module of 70 matched kernels: 64 queued ahead (those not started
+# when the program exits are dropped), the others left to their first
+# launch
+many=$VADD
+for i in $(seq 2 70); do many=$many,$VADD; done
+GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$many HOOKPROG_LINGER_MS=500 run "$T/v.cfg" "$T/vadd.fatbin" $VADD
+jits=$(grep -c '^fake: JIT (library)$' "$T/err")
+[ "$jits" -ge 2 ] && [ "$jits" -le 65 ] &&
+	grep -q "instrumenting ahead 64 more kernels of $VADD's module, the others at their first launch" "$T/err" ||
+	{ grep -v 'info: dlsym' "$T/err" | tail -20; fail "prefetch: not 64 kernels ahead ($jits compiles)"; }
+# exit() 100 ms into a worker's 300 ms compile: the driver's PTX
+# compiler, loaded at that compile (the first one was a cache hit), has
+# registered exit handlers after the agent's; they must not run under it
+GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD FAKECUDA_JIT_MS=300 HOOKPROG_LINGER_MS=100 \
+	run "$T/v.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 2 ] ||
+	{ cat "$T/err"; fail "prefetch at exit: no compile on a worker"; }
+grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "prefetch at exit: compiler"; }
 run "$T/all.cfg" "$T/sass.fatbin" $SASS
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "SASS-only kernel changed"
 [ "$(grep -c "skipped $SASS: SASS only" "$T/err")" = 1 ] ||
@@ -128,15 +146,33 @@ run "$T/none.cfg" "$T/vadd.fatbin" $VADD
 [ -s "$T/err" ] && { cat "$T/err"; fail "unmatched run reported something"; }
 
 # ---- dynamic shared memory past 48 KB: the program raised the
-# original's limit (cudaFuncSetAttribute); the copy's is raised to match
-# at its first such launch, graph nodes included
+# original's limit (cudaFuncSetAttribute) before its first launch: the
+# copy is made with it; raised after the first launch, the copy's is
+# raised to match at its first such launch, graph nodes included
 HOOKPROG_SMEM=65536 "$T/prog" "$T/vadd.fatbin" $VADD >"$T/out0" 2>&1 || fail "prog alone, 64 KB"
 [ "$(grep -c ': original$' "$T/out0")" = 5 ] || { cat "$T/out0"; fail "64 KB baseline"; }
 HOOKPROG_SMEM=65536 HOOKPROG_GRAPH=1 run "$T/v.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c " $VADD: instrumented, " "$T/out")" = 8 ] && ! grep -q refused "$T/out" ||
 	{ cat "$T/out" "$T/err"; fail "64 KB of dynamic shared memory: the copy was refused"; }
+grep -q "$VADD: attribute 8 49152 -> 65536, as the original's" "$T/err" ||
+	{ cat "$T/err"; fail "64 KB: no -v line for the copied limit"; }
+HOOKPROG_SMEM=65536 HOOKPROG_SMEM_LATE=1 HOOKPROG_GRAPH=1 run "$T/v.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c " $VADD: instrumented, " "$T/out")" = 8 ] && ! grep -q refused "$T/out" ||
+	{ cat "$T/out" "$T/err"; fail "64 KB raised late: the copy was refused"; }
 grep -q "$VADD: dynamic shared memory limit 49152 -> 65536 bytes" "$T/err" ||
-	{ cat "$T/err"; fail "64 KB: no -v line for the raised limit"; }
+	{ cat "$T/err"; fail "64 KB raised late: no -v line for the raised limit"; }
+
+# ---- the other attributes a program sets (carveout, non-portable
+# cluster size, scheduling policy) are the copy's too
+HOOKPROG_ATTRS=1 "$T/prog" "$T/vadd.fatbin" $VADD >"$T/out0" 2>&1 || fail "prog alone, attributes"
+[ "$(grep -c ": attributes carveout 50 non-portable 1 policy 1$" "$T/out0")" = 5 ] ||
+	{ cat "$T/out0"; fail "attributes baseline"; }
+HOOKPROG_ATTRS=1 run "$T/v.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c " $VADD: attributes carveout 50 non-portable 1 policy 1$" "$T/out")" = 5 ] &&
+	[ "$(grep -c " $VADD: instrumented, " "$T/out")" = 5 ] ||
+	{ cat "$T/out" "$T/err"; fail "attributes not on the copy"; }
+grep -q "$VADD: attribute 14 0 -> 1, as the original's" "$T/err" ||
+	{ cat "$T/err"; fail "attributes: no -v line"; }
 
 # ---- a module image the agent cannot read: the kernel's PTX is looked
 # up in the .nv_fatbin sections of the process's ELF objects (as for

@@ -5,9 +5,10 @@
 # tests/gpu/real/launch_forms.cu runs kernels from NVRTC PTX loaded with
 # cuModuleLoadDataEx, from a cuLibraryLoadData library (CUkernel
 # launches), through cudaLaunchKernelEx with clusters, as a cooperative
-# launch, from two threads on four streams, and with 64 KB of dynamic
+# launch, from two threads on four streams, with 64 KB of dynamic
 # shared memory (the limit raised on the original by
-# cudaFuncSetAttribute), and prints per kernel the runs and warps its
+# cudaFuncSetAttribute) and in clusters of 16 blocks (the non-portable
+# size, allowed the same way), and prints per kernel the runs and warps its
 # launch configuration gives.  Checks, per kernel:
 # gpu:warp count = runs x warps, gpu:kernel:exit count = runs x threads,
 # cuda:complete count = runs, and the program's results identical to the

@@ -43,7 +43,10 @@ for s in tests/gpu/*.sh; do
 	*)
 		nfail=$((nfail + 1))
 		echo "FAIL $name: exit status $rc"
-		head -n 30 "$out" | sed 's/^/    | /' ;;
+		head -n 30 "$out" | sed 's/^/    | /'
+		# failures further down, with what they printed
+		tail -n +31 "$out" | grep -A 10 '^FAIL' | head -n 80 |
+			sed 's/^/    | /' ;;
 	esac
 done
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Sourced by tests/accept/agent_hooks.sh and bench/hook, from the
 # repository root: finds the agent, builds the fake libcuda.so.1
-# (agent_fakecuda.c), the program that drives it (agent_hookprog.c), the
+# (agent_fakecuda.c) and PTX compiler (agent_fakejit.c), the program that drives it (agent_hookprog.c), the
 # configuration writer (tests/gpu/agent_cfg.c), the protocol peer
 # (agent_tracer.c) and the test fatbins into $T (removed at exit).
 # Sets AGENT, NVCC, T, VADD, GLOBAL, SASS and fail(); exits 77 (skip)
@@ -24,6 +24,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 agent_tools
 $CC $W -shared -fPIC -Wl,-soname,libcuda.so.1 tests/accept/agent_fakecuda.c \
 	-o "$T/libcuda.so.1" || fail "building the fake libcuda"
+# the driver's PTX compiler, which the fake libcuda loads beside itself
+$CC $W -shared -fPIC -Wl,-soname,libnvidia-ptxjitcompiler.so.1 \
+	tests/accept/agent_fakejit.c -o "$T/libnvidia-ptxjitcompiler.so.1" ||
+	fail "building the fake PTX compiler"
 # a driver without cuLibrary* (before CUDA 12.0): LD_LIBRARY_PATH=$T/old
 mkdir -p "$T/old"
 $CC $W -DFAKECUDA_NO_LIBRARY -shared -fPIC -Wl,-soname,libcuda.so.1 \

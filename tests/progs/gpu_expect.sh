@@ -31,7 +31,7 @@ same_results() {
 native() {
 	"$P" >"$T/native.out" 2>&1 || { echo "FAIL native run"; cat "$T/native.out"; exit 1; }
 	sum=$(grep '^checksum' "$T/native.out")
-	kernels=$(sed -n 's/^expect \([a-z_]*\) .*/\1/p' "$T/native.out")
+	kernels=$(sed -n 's/^expect \([a-z_0-9]*\) .*/\1/p' "$T/native.out")
 }
 want() { sed -n "s/^expect $1 \\(.* \\)*$2 \\([0-9]*\\).*/\\2/p" "$T/native.out"; }
 got() { sed -n "s/^$2\\[$3\\]: //p" "$1"; }

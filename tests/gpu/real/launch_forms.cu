@@ -6,7 +6,9 @@
  * its CUkernel; cudaLaunchKernelEx with a cluster dimension; a
  * cooperative launch (grid sync); two host threads launching on four
  * streams; 64 KB of dynamic shared memory, past the default limit that
- * cudaFuncSetAttribute raised on the original kernel only.  Each kernel has a name of its own; the program prints per
+ * cudaFuncSetAttribute raised on the original kernel only; clusters of
+ * 16 blocks, which sm_90 allows once cudaFuncSetAttribute has set
+ * NonPortableClusterSizeAllowed (on the original only, again).  Each kernel has a name of its own; the program prints per
  * kernel its runs and warps ("expect NAME runs R warps W threads T"),
  * checks its results ("results ok") and prints a checksum.
  *
@@ -53,6 +55,15 @@ __global__ void __cluster_dims__(2, 1, 1) f_cluster(int *a, int n)
 
 	if (i < n)
 		a[i] += 7;
+}
+
+/* launched in clusters of 16: the non-portable size */
+__global__ void f_cluster16(int *a, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		a[i] += 13;
 }
 
 /* each block adds, then after a grid-wide sync reads its neighbour */
@@ -121,7 +132,8 @@ static void expect(const char *name, long long runs, long long grid)
 
 int main(int argc, char **argv)
 {
-	int *d_nvrtc, *d_lib, *d_cluster, *d_coop, *d_coop2, *d_big, n = N;
+	int *d_nvrtc, *d_lib, *d_cluster, *d_coop, *d_coop2, *d_big, *d_c16;
+	int n = N;
 	int *h = (int *)malloc(N * sizeof(int));
 	unsigned long long sum = 0;
 	bool ok = true;
@@ -135,8 +147,9 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&d_coop2, N * 4));
 	CK(cudaMalloc(&d_stream, N * 4));
 	CK(cudaMalloc(&d_big, N * 4));
+	CK(cudaMalloc(&d_c16, N * 4));
 	for (int *p : { d_nvrtc, d_lib, d_cluster, d_coop, d_coop2, d_stream,
-			d_big })
+			d_big, d_c16 })
 		CK(cudaMemset(p, 0, N * 4));
 
 	/* NVRTC -> PTX -> cuModuleLoadDataEx */
@@ -192,6 +205,27 @@ int main(int argc, char **argv)
 	}
 	expect("f_cluster", rounds, GRID);
 
+	/* clusters of 16 blocks: more than 8 needs the attribute */
+	{
+		cudaLaunchConfig_t c = {};
+		cudaLaunchAttribute at[1];
+
+		CK(cudaFuncSetAttribute(f_cluster16,
+				cudaFuncAttributeNonPortableClusterSizeAllowed,
+				1));
+		c.gridDim = dim3(GRID);
+		c.blockDim = dim3(BLOCK);
+		at[0].id = cudaLaunchAttributeClusterDimension;
+		at[0].val.clusterDim.x = 16;
+		at[0].val.clusterDim.y = 1;
+		at[0].val.clusterDim.z = 1;
+		c.attrs = at;
+		c.numAttrs = 1;
+		for (int r = 0; r < rounds; r++)
+			CK(cudaLaunchKernelEx(&c, f_cluster16, d_c16, n));
+	}
+	expect("f_cluster16", rounds, GRID);
+
 	/* a cooperative launch, every block resident */
 	{
 		void *args[] = { &d_coop, &d_coop2, &n };
@@ -234,6 +268,7 @@ int main(int argc, char **argv)
 		{ d_coop2, [](int) { return rounds; } },
 		{ d_stream, [](int i) { return (i / (N / 4) + 1) * rounds; } },
 		{ d_big, [](int) { return 11 * rounds; } },
+		{ d_c16, [](int) { return 13 * rounds; } },
 	};
 	for (auto &c : chk) {
 		CK(cudaMemcpy(h, c.d, N * 4, cudaMemcpyDeviceToHost));
