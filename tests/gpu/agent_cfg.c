@@ -96,6 +96,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: agent_cfg OUT [-g GLOB] [-t] [-x] "
-		"[-c CACHE_DIR] [-v]\n");
+		"[-v]\n");
 	return 2;
 }
