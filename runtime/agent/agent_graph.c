@@ -51,7 +51,7 @@ static bool node_sub(const CUDA_KERNEL_NODE_PARAMS_v2 *kp, bool v2,
 		ctx = kp->ctx;
 	}
 	k = h ? agent_kernel_get(h) : NULL;
-	if (!k || k->state != AGENT_K_MATCHED)
+	if (!k || !agent_kernel_matched(k))
 		return false;
 	if (!ctx && agent_drv.ctx_get_current(&ctx) != CUDA_SUCCESS)
 		return false;

@@ -549,7 +549,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		goto out;
 	}
 	if (agent_ptx_module_var(l.m, f, var, sizeof(var))) {
-		k->state = AGENT_K_FAILED;
+		__atomic_store_n(&k->state, AGENT_K_FAILED, __ATOMIC_RELAXED);
 		agent_report_once("skipped %s: uses module-scope variables "
 				  "(instrumenting would give it its own copy)",
 				  k->pretty);
@@ -661,12 +661,12 @@ struct agent_inst *agent_kernel_inst(struct agent_kernel *k, CUcontext ctx)
 	if ((in = inst_in(k, ctx)))
 		return in;
 	why[0] = '\0';
-	if (k->state != AGENT_K_MATCHED)
+	if (!agent_kernel_matched(k))
 		return NULL;
 	pthread_mutex_lock(&ilock);
 	while (!(in = inst_in(k, ctx)) && k->busy)
 		pthread_cond_wait(&icond, &ilock);
-	if (in || k->state != AGENT_K_MATCHED ||
+	if (in || !agent_kernel_matched(k) ||
 	    !(in = calloc(1, sizeof(*in)))) {
 		pthread_mutex_unlock(&ilock);
 		return in;
@@ -706,7 +706,7 @@ void agent_kernel_each_pending(uintptr_t owner, CUcontext ctx,
 {
 	pthread_mutex_lock(&klock);
 	for (struct agent_kernel *k = all; k; k = k->all_next)
-		if (k->owner == owner && k->state == AGENT_K_MATCHED &&
+		if (k->owner == owner && agent_kernel_matched(k) &&
 		    !k->busy && !inst_in(k, ctx))
 			fn(k, arg);
 	pthread_mutex_unlock(&klock);

@@ -212,7 +212,7 @@ CUresult agent_launch(const struct agent_launch *l)
 	/* a hooked export calling a hooked internal entry (-p) passes
 	 * straight through the second wrapper */
 	agent_in_hook++;
-	if (!k || k->state != AGENT_K_MATCHED) {
+	if (!k || !agent_kernel_matched(k)) {
 		r = call_real(l, l->f, l->params, l->extra);
 		agent_in_hook--;
 		return r;

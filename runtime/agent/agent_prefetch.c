@@ -159,9 +159,11 @@ static void prefetch_exit(void)
 }
 
 /*
- * Under plock, before the first worker: load the PTX compiler where
- * libcuda would find it (its search path, else libcuda's folder), then
- * register prefetch_exit after the compiler's handlers.
+ * Under plock, before the first worker: load the PTX compiler that
+ * libcuda would (the one beside it: a forward-compatibility libcuda has
+ * its own; else by name), then register prefetch_exit after the
+ * compiler's handlers.  Loaded by either, the other's dlopen finds it
+ * (same file, or the same soname).
  */
 static int pin_compiler(void)
 {
@@ -170,8 +172,6 @@ static int pin_compiler(void)
 
 	if (pinned)
 		return pinned;
-	if (!h)
-		h = dlopen(JIT_LIB, RTLD_NOW);
 	if (!h && agent_drv.ctx_push &&
 	    dladdr(*(void **)&agent_drv.ctx_push, &di) && di.dli_fname) {
 		const char *slash = strrchr(di.dli_fname, '/');
@@ -183,6 +183,8 @@ static int pin_compiler(void)
 		    (int)sizeof(path))
 			h = dlopen(path, RTLD_NOW);
 	}
+	if (!h)
+		h = dlopen(JIT_LIB, RTLD_NOW);
 	/* kept open for good: its exit handlers are registered now */
 	pinned = h && atexit(prefetch_exit) == 0 ? 1 : -1;
 	if (pinned < 0)

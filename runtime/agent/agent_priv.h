@@ -410,13 +410,21 @@ struct agent_kernel {
 	uintptr_t owner;	/* module/library handle it came from, or 0 */
 	uintptr_t kern;		/* CUfunction from cuKernelGetFunction: its
 				 * CUkernel; else 0 */
-	enum agent_kstate state;
+	enum agent_kstate state;	/* set to FAILED by the thread making
+					 * it: read with agent_kernel_matched */
 	CUcontext busy;		/* being instrumented for this context */
 	int told;		/* -p: KHANDLE 0 not sent, 1 sent, 2 ACKed */
 	int id;			/* kernel id (names table index), -1: none */
 	struct agent_inst *_Atomic insts;
 	struct agent_kernel *all_next;
 };
+
+/* Whether K is to be instrumented (its state may change under us). */
+static inline bool agent_kernel_matched(const struct agent_kernel *k)
+{
+	return __atomic_load_n(&k->state, __ATOMIC_RELAXED) ==
+	       AGENT_K_MATCHED;
+}
 
 /*
  * agent_prefetch.c: K was just instrumented in CTX (its first launch
