@@ -249,6 +249,14 @@ void agent_saw_cuda(void)
 	if (__atomic_load_n(&cuda_told, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&once_lock);
+	/*
+	 * CUPTI before agent_exit: a library registers its exit handlers as
+	 * it loads, and handlers run last registered first, so CUPTI's run
+	 * after agent_exit's final flush (agent_prefetch.c tells how the
+	 * PTX compiler's ran first).
+	 */
+	if (!cuda_told && agent.active)
+		agent_complete_start();
 	if (!exit_registered && agent.active) {
 		atexit(agent_exit);
 		exit_registered = 1;
@@ -257,7 +265,6 @@ void agent_saw_cuda(void)
 		__atomic_store_n(&cuda_told, 1, __ATOMIC_RELEASE);
 		/* from now on a missing BYE may lose device maps */
 		agent_send(AGENT_MSG_CUDA, 0, NULL, 0);
-		agent_complete_start();
 	}
 	pthread_mutex_unlock(&once_lock);
 }

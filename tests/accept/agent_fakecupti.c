@@ -6,12 +6,16 @@
  * (agent_fakecuda.c) calls for every kernel it "runs".  Each run becomes
  * a CUpti_ActivityKernel10 record that lasted FAKECUPTI_NS (1000 ns)
  * after FAKECUPTI_QUEUED_NS (250 ns) in the queue; records are handed
- * to the agent's buffer callback at a flush.
+ * to the agent's buffer callback at a flush.  Like a library with
+ * static objects it registers an exit handler as it loads; a flush
+ * after that handler ran aborts.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cupti_activity.h>
@@ -72,7 +76,16 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s,
 void fakecupti_kernel(const char *name, const unsigned g[3],
 		      const unsigned b[3]);
 
-/* Tell the fake driver where to report its runs, when it is there. */
+static volatile int torn;
+
+/* What CUPTI's exit handlers leave: a flush after them aborts. */
+static void fakecupti_teardown(void)
+{
+	torn = 1;
+}
+
+/* Tell the fake driver where to report its runs, when it is there; and
+ * register the exit handler as a library does, as it loads. */
 __attribute__((constructor)) static void fakecupti_init(void)
 {
 	void (*loaded)(void *) =
@@ -80,6 +93,7 @@ __attribute__((constructor)) static void fakecupti_init(void)
 
 	if (loaded)
 		loaded((void *)fakecupti_kernel);
+	atexit(fakecupti_teardown);
 }
 
 /* The fake driver ran kernel NAME (a name that lives on). */
@@ -114,6 +128,10 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	uint8_t *buf = NULL;
 	size_t size = 0, max = 0, n;
 
+	if (torn) {
+		fprintf(stderr, "fakecupti: flush after its exit handlers\n");
+		abort();
+	}
 	pthread_mutex_lock(&lock);
 	n = (size_t)npend * sizeof(pend[0]);
 	if (n && req)
