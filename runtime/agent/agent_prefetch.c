@@ -32,8 +32,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
