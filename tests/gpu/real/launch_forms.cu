@@ -124,6 +124,26 @@ static void *stream_thread(void *arg)
 	return NULL;
 }
 
+/* ROUNDS launches of K on D through cudaLaunchKernelEx, in clusters of
+ * CX blocks */
+static void cluster_rounds(void (*k)(int *, int), int *d, unsigned cx)
+{
+	cudaLaunchConfig_t c = {};
+	cudaLaunchAttribute at[1];
+	int n = N;
+
+	c.gridDim = dim3(GRID);
+	c.blockDim = dim3(BLOCK);
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = cx;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	c.attrs = at;
+	c.numAttrs = 1;
+	for (int r = 0; r < rounds; r++)
+		CK(cudaLaunchKernelEx(&c, k, d, n));
+}
+
 static void expect(const char *name, long long runs, long long grid)
 {
 	printf("expect %s runs %lld warps %lld threads %lld\n", name, runs,
@@ -188,42 +208,14 @@ int main(int argc, char **argv)
 	expect("f_library", rounds, GRID);
 
 	/* cudaLaunchKernelEx with a cluster attribute */
-	{
-		cudaLaunchConfig_t c = {};
-		cudaLaunchAttribute at[1];
-
-		c.gridDim = dim3(GRID);
-		c.blockDim = dim3(BLOCK);
-		at[0].id = cudaLaunchAttributeClusterDimension;
-		at[0].val.clusterDim.x = 2;
-		at[0].val.clusterDim.y = 1;
-		at[0].val.clusterDim.z = 1;
-		c.attrs = at;
-		c.numAttrs = 1;
-		for (int r = 0; r < rounds; r++)
-			CK(cudaLaunchKernelEx(&c, f_cluster, d_cluster, n));
-	}
+	cluster_rounds(f_cluster, d_cluster, 2);
 	expect("f_cluster", rounds, GRID);
 
 	/* clusters of 16 blocks: more than 8 needs the attribute */
-	{
-		cudaLaunchConfig_t c = {};
-		cudaLaunchAttribute at[1];
-
-		CK(cudaFuncSetAttribute(f_cluster16,
+	CK(cudaFuncSetAttribute(f_cluster16,
 				cudaFuncAttributeNonPortableClusterSizeAllowed,
 				1));
-		c.gridDim = dim3(GRID);
-		c.blockDim = dim3(BLOCK);
-		at[0].id = cudaLaunchAttributeClusterDimension;
-		at[0].val.clusterDim.x = 16;
-		at[0].val.clusterDim.y = 1;
-		at[0].val.clusterDim.z = 1;
-		c.attrs = at;
-		c.numAttrs = 1;
-		for (int r = 0; r < rounds; r++)
-			CK(cudaLaunchKernelEx(&c, f_cluster16, d_c16, n));
-	}
+	cluster_rounds(f_cluster16, d_c16, 16);
 	expect("f_cluster16", rounds, GRID);
 
 	/* a cooperative launch, every block resident */
