@@ -4,7 +4,8 @@
 # GPU suite (make gpu-check).  Needs an NVIDIA GPU; where `nvidia-smi -L`
 # fails the suite reports itself skipped.  Each tests/gpu/*.sh is a
 # script like tests/accept/*.sh: exit 0 pass, 1 fail, 77 skip, run with
-# GPUTRACE set.  Ends with "N passed, N failed, N skipped".
+# GPUTRACE set.  ONLY (a shell pattern, e.g. ONLY='gpu/real_*') picks
+# scripts.  Ends with "N passed, N failed, N skipped".
 
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -31,6 +32,8 @@ for s in tests/gpu/*.sh; do
 	[ -f "$s" ] || continue
 	name=gpu/$(basename "$s" .sh)
 	[ "$name" = gpu/run ] && continue
+	# shellcheck disable=SC2254
+	case $name in ${ONLY:-*}) ;; *) continue ;; esac
 	timeout -k 5 300 sh "$s" </dev/null >"$out" 2>&1
 	rc=$?
 	case $rc in
