@@ -153,7 +153,7 @@ static void stop(long ms)
 static void prefetch_exit(void)
 {
 	if (agent.pid != getpid())
-		return;		/* a forked child: the workers are not here */
+		return;	/* a forked child: no workers here */
 	/* the compiler's own handlers come next: wait long */
 	stop(EXIT_WAIT_MS);
 }
