@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,13 +308,28 @@ void session_report_lost(struct session *s)
 		out_lost(s->o, dev);
 }
 
+/* A signal that says the program crashed (not one sent to end it). */
+static bool crash_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGABRT || sig == SIGTRAP ||
+	       sig == SIGSYS;
+}
+
 /* Whether the traced process (-p or -c) is gone. */
 static bool target_gone(const struct session_opts *opts)
 {
 	if (opts->child && opts->child->pid > 0) {
-		pid_t r = waitpid(opts->child->pid, NULL, WNOHANG);
+		pid_t pid = opts->child->pid;
+		int st = 0;
+		pid_t r = waitpid(pid, &st, WNOHANG);
 
-		if (r == opts->child->pid || (r < 0 && errno == ECHILD)) {
+		if (r == pid && WIFSIGNALED(st) && crash_signal(WTERMSIG(st)))
+			fprintf(stderr, "gputrace: process %d was killed by "
+				"signal %d (%s)%s\n", (int)pid, WTERMSIG(st),
+				strsignal(WTERMSIG(st)),
+				WCOREDUMP(st) ? ", core dumped" : "");
+		if (r == pid || (r < 0 && errno == ECHILD)) {
 			opts->child->pid = 0;
 			return true;
 		}

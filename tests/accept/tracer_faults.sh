@@ -3,7 +3,9 @@
 # Faults around the tracer with -c (issue 17), host probes only:
 #  - the tracer SIGKILLed mid-run: the target runs on to completion;
 #  - the target SIGKILLed mid-run: the tracer prints its maps and exits 0
-#    within a second or two, as bpftrace 0.17 does.
+#    within a second or two, as bpftrace 0.17 does;
+#  - the target crashing (SIGABRT): the same, and stderr names the signal;
+#    a target ended by SIGTERM is not named.
 # (The GPU side, the agent losing its tracer, is agent_faults.sh.)
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
@@ -84,4 +86,19 @@ if grep -qE 'Sanitizer|runtime error:' "$dir/t.err"; then
 	cat "$dir/t.err"
 	exit 1
 fi
+
+# a crash is named, an ordinary signal is not
+for sig in ABRT TERM; do
+	timeout 20 "$GT" -c "sh -c 'kill -$sig \$\$'" -e 'BEGIN { @b = 1; }' \
+		>"$dir/s.out" 2>"$dir/s.err"
+	rc=$?
+	[ "$rc" -eq 0 ] && grep -qx '@b: 1' "$dir/s.out" ||
+		{ cat "$dir/s.out" "$dir/s.err"; echo "SIG$sig: status $rc"; exit 1; }
+	named=$(grep -c '^gputrace: process [0-9]* was killed by signal' "$dir/s.err")
+	want=0
+	[ $sig = ABRT ] && want=1
+	[ "$named" = $want ] && { [ $want = 0 ] ||
+		grep -q 'killed by signal 6 (Aborted)' "$dir/s.err"; } ||
+		{ cat "$dir/s.err"; echo "SIG$sig: named $named times, want $want"; exit 1; }
+done
 exit 0
