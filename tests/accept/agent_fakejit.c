@@ -22,9 +22,14 @@ __attribute__((constructor)) static void fakejit_init(void)
 	atexit(teardown);
 }
 
-/* A compile of MS milliseconds. */
+/* A compile of MS milliseconds; it creates $FAKEJIT_STARTED as it starts. */
 int fakejit_compile(int ms)
 {
+	const char *started = getenv("FAKEJIT_STARTED");
+	FILE *f;
+
+	if (started && (f = fopen(started, "w")))
+		fclose(f);
 	for (int i = 0; i < ms; i++)
 		usleep(1000);
 	if (torn) {

@@ -22,7 +22,8 @@
  * HOOKPROG_SMEM_LATE too, the first launch asks for none and the limit
  * is raised after it.  With
  * HOOKPROG_ATTRS it sets KERNEL's carveout (50), non-portable cluster
- * size (1) and cluster scheduling policy (1) the same way.
+ * size (1) and cluster scheduling policy (1) the same way.  With
+ * HOOKPROG_WAIT_FILE=F it exits only once F exists (10 s at most).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -201,6 +202,10 @@ int main(int argc, char **argv)
 	}
 	if (getenv("HOOKPROG_BENCH"))
 		bench(launch, f, params, atol(getenv("HOOKPROG_BENCH")));
+	/* exit once FILE exists (up to 10 s): something under way */
+	for (int i = 0; getenv("HOOKPROG_WAIT_FILE") && i < 1000 &&
+	     access(getenv("HOOKPROG_WAIT_FILE"), F_OK); i++)
+		usleep(10000);
 	/* a program that lives on: work the agent does in the background */
 	if (getenv("HOOKPROG_LINGER_MS"))
 		usleep(1000 * (useconds_t)atol(getenv("HOOKPROG_LINGER_MS")));
