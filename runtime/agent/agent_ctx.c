@@ -101,8 +101,14 @@ static void calibrate(struct agent_actx *a)
 	CUfunction fn;
 	CUdeviceptr out = 0;
 	int64_t best = INT64_MIN;
+	CUresult r;
 
-	if (agent_drv.module_load_data(&mod, clock_ptx) != CUDA_SUCCESS ||
+	/* PTX: a compile, which the exit must not tear down under it */
+	if (agent_jit_enter() < 0)
+		return;
+	r = agent_drv.module_load_data(&mod, clock_ptx);
+	agent_jit_leave();
+	if (r != CUDA_SUCCESS ||
 	    agent_drv.module_get_function(&fn, mod, AGENT_CLOCK) != CUDA_SUCCESS ||
 	    agent_drv.mem_alloc(&out, 8) != CUDA_SUCCESS)
 		goto out;

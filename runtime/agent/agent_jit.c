@@ -43,8 +43,8 @@ struct jit_opts {
 static struct jit_opts *kept;	/* reachable, for leak checkers */
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
-	      size_t errlen)
+static int compile(const char *ptx, unsigned maxreg, CUmodule *mod,
+		   char *err, size_t errlen)
 {
 	struct jit_opts *j = calloc(1, sizeof(*j));
 	unsigned n = maxreg ? 3 : 2;
@@ -93,5 +93,19 @@ int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
 		 j->log[0] ? ": " : "", j->log);
 	free(j);
 	return -EIO;
+}
+int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
+	      size_t errlen)
+{
+	int r;
+
+	/* the compiler's exit handlers may not run under a compile */
+	if (agent_jit_enter() < 0) {
+		snprintf(err, errlen, "the process is exiting");
+		return -ESHUTDOWN;
+	}
+	r = compile(ptx, maxreg, mod, err, errlen);
+	agent_jit_leave();
+	return r;
 }
 #endif /* GT_AGENT_SO */

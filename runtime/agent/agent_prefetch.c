@@ -14,26 +14,16 @@
  * threads), and an exit handler and detach stop them before the
  * contexts go: queued work is dropped, running jobs are waited for.
  *
- * That exit handler must run before the driver's PTX compiler is torn
- * down.  libcuda loads the compiler (libnvidia-ptxjitcompiler.so.1) at
- * the process's first compile that misses the driver's JIT cache, and
- * the compiler registers exit handlers as it loads; handlers run last
- * registered first.  When that first miss was a worker's (the program's
- * own module came from the cache, the copies did not), the compiler's
- * handlers ran before agent_exit and freed its state under a worker's
- * compile: the target aborted in free() (seen on the H200).  So before
- * the first worker starts, the compiler is loaded here (libcuda's own
- * dlopen then finds it loaded), and only then is the workers' exit
- * handler registered, to run before the compiler's.  No compiler found:
- * nothing is made ahead.
+ * Before the first worker starts, the driver's PTX compiler is loaded
+ * and the exit guarded (agent_jit_pin, agent_jitguard.c): else a
+ * worker's compile could load it, and its exit handlers would run before
+ * ours could stop the workers.  No compiler found: nothing is made ahead.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,8 +40,6 @@
  */
 #define MAX_AHEAD 64
 #define STOP_WAIT_MS 10000	/* a JIT takes up to a few hundred ms */
-#define EXIT_WAIT_MS 60000	/* past it, the compiler goes under a job */
-#define JIT_LIB "libnvidia-ptxjitcompiler.so.1"
 
 struct job {
 	struct agent_kernel *k;
@@ -65,7 +53,7 @@ static pthread_once_t pcond_once = PTHREAD_ONCE_INIT;
 static struct job *head, **tailp = &head;
 static int nworkers, nbusy, nqueued;
 static bool stopped, enabled;
-static int pinned;		/* 0 not tried, 1 compiler loaded, -1 none */
+static int pinned;		/* 0 not tried, 1 exit guarded, -1 cannot be */
 static struct {
 	uintptr_t owner;
 	CUcontext ctx;
@@ -139,60 +127,6 @@ static void *worker(void *arg)
 	return arg;
 }
 
-static void stop(long ms)
-{
-	pthread_once(&pcond_once, pcond_init);
-	pthread_mutex_lock(&plock);
-	stopped = true;
-	drop_queue(NULL);
-	wait_idle(ms);
-	pthread_mutex_unlock(&plock);
-}
-
-/* atexit: no compile may run while the compiler's handlers run. */
-static void prefetch_exit(void)
-{
-	if (agent.pid != getpid())
-		return;	/* a forked child: no workers here */
-	/* the compiler's own handlers come next: wait long */
-	stop(EXIT_WAIT_MS);
-}
-
-/*
- * Under plock, before the first worker: load the PTX compiler that
- * libcuda would (the one beside it: a forward-compatibility libcuda has
- * its own; else by name), then register prefetch_exit after the
- * compiler's handlers.  Loaded by either, the other's dlopen finds it
- * (same file, or the same soname).
- */
-static int pin_compiler(void)
-{
-	void *h = dlopen(JIT_LIB, RTLD_NOW | RTLD_NOLOAD);
-	Dl_info di;
-
-	if (pinned)
-		return pinned;
-	if (!h && agent_drv.ctx_push &&
-	    dladdr(*(void **)&agent_drv.ctx_push, &di) && di.dli_fname) {
-		const char *slash = strrchr(di.dli_fname, '/');
-		char path[4096];
-
-		if (slash && snprintf(path, sizeof(path), "%.*s/%s",
-				      (int)(slash - di.dli_fname),
-				      di.dli_fname, JIT_LIB) <
-		    (int)sizeof(path))
-			h = dlopen(path, RTLD_NOW);
-	}
-	if (!h)
-		h = dlopen(JIT_LIB, RTLD_NOW);
-	/* kept open for good: its exit handlers are registered now */
-	pinned = h && atexit(prefetch_exit) == 0 ? 1 : -1;
-	if (pinned < 0)
-		agent_debug("not instrumenting ahead: cannot load %s before "
-			    "the workers start", JIT_LIB);
-	return pinned;
-}
-
 /* Under plock: enough workers for the queue, at most one per CPU. */
 static void spawn(void)
 {
@@ -204,7 +138,11 @@ static void spawn(void)
 		want = MAX_WORKERS;
 	if (want > nqueued + nbusy)
 		want = nqueued + nbusy;
-	if (nworkers < want && pin_compiler() < 0) {
+	if (!pinned)
+		pinned = agent_jit_pin() == 0 ? 1 : -1;
+	if (nworkers < want && pinned < 0) {
+		agent_debug("not instrumenting ahead: no PTX compiler to load "
+			    "before the workers start");
 		stopped = true;	/* the queue goes below */
 		return;
 	}
@@ -348,7 +286,12 @@ void agent_prefetch(const struct agent_kernel *k, CUcontext ctx)
 
 void agent_prefetch_stop(void)
 {
-	stop(STOP_WAIT_MS);
+	pthread_once(&pcond_once, pcond_init);
+	pthread_mutex_lock(&plock);
+	stopped = true;
+	drop_queue(NULL);
+	wait_idle(STOP_WAIT_MS);
+	pthread_mutex_unlock(&plock);
 }
 
 void agent_prefetch_forget_ctx(CUcontext ctx)

@@ -481,6 +481,14 @@ void agent_inst_fit_smem(const struct agent_kernel *k,
 int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
 	      size_t errlen) AGENT_HIDDEN;
 
+/* ---- agent_jitguard.c: no compile under the compiler's exit ---- */
+
+/* Around each compile: -ESHUTDOWN once the exit has begun. */
+int agent_jit_enter(void) AGENT_HIDDEN;
+void agent_jit_leave(void) AGENT_HIDDEN;
+/* Load the driver's PTX compiler and guard the exit: 0, or -ENOENT. */
+int agent_jit_pin(void) AGENT_HIDDEN;
+
 /* ---- agent_ctx.c: device state per CUcontext ---- */
 
 #define AGENT_MAX_KERNELS 1024	/* names table entries per context */

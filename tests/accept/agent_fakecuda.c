@@ -206,7 +206,8 @@ static int is_text(const unsigned char *p)
 /*
  * The PTX compiler, loaded as libcuda loads it: at the first compile that
  * misses the JIT cache, from libcuda's folder.  With FAKECUDA_JIT_MS,
- * every compile but the first (a cache hit) takes that long in it.
+ * every compile but the first (a cache hit, unless FAKECUDA_JIT_MISS_FIRST
+ * is set) takes that long in it.
  */
 static void jit_compile(void)
 {
@@ -218,7 +219,8 @@ static void jit_compile(void)
 	Dl_info di;
 	void *h;
 
-	if (!ms || __atomic_fetch_add(&ncompiles, 1, __ATOMIC_RELAXED) == 0)
+	if (!ms || (__atomic_fetch_add(&ncompiles, 1, __ATOMIC_RELAXED) == 0 &&
+		    !getenv("FAKECUDA_JIT_MISS_FIRST")))
 		return;
 	pthread_mutex_lock(&lock);
 	if (!compile && dladdr((void *)jit_compile, &di) && di.dli_fname &&

@@ -23,10 +23,13 @@
  * is raised after it.  With
  * HOOKPROG_ATTRS it sets KERNEL's carveout (50), non-portable cluster
  * size (1) and cluster scheduling policy (1) the same way.  With
- * HOOKPROG_WAIT_FILE=F it exits only once F exists (10 s at most).
+ * HOOKPROG_WAIT_FILE=F it exits only once F exists (10 s at most).  With
+ * HOOKPROG_THREAD, OTHER_KERNEL is launched from a thread that main
+ * does not wait for.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +83,19 @@ typedef CUresult (*setp_fn)(void *, const struct knode *);
 typedef CUresult (*glaunch_fn)(void *, void *);
 
 static unsigned smem;	/* HOOKPROG_SMEM */
+
+/* HOOKPROG_THREAD: OTHER_KERNEL's launch, on a thread main does not join */
+static struct {
+	launch_fn launch;
+	void *f, **params;
+} other;
+
+static void *launch_other(void *arg)
+{
+	other.launch(other.f, 4, 1, 1, 64, 1, 1, smem, NULL, other.params,
+		     NULL);
+	return arg;
+}
 
 /* Raise F's dynamic shared memory limit to HOOKPROG_SMEM, and use it. */
 static int raise_smem(void *f)
@@ -144,6 +160,7 @@ int main(int argc, char **argv)
 	unsigned char buf[32];
 	size_t size = 28;
 	void *extra[] = { (void *)1, buf, (void *)2, &size, (void *)0 };
+	pthread_t t;
 
 	if (argc < 3 || !(img = read_all(argv[1]))) {
 		fprintf(stderr, "usage: agent_hookprog FATBIN KERNEL [OTHER]\n");
@@ -194,8 +211,18 @@ int main(int argc, char **argv)
 	cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
 	if (lib)
 		dlclose(lib);
-	if (argc > 3 && getfn(&g, mod, argv[3]) == 0)
-		launch(g, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
+	if (argc > 3 && getfn(&g, mod, argv[3]) == 0) {
+		if (getenv("HOOKPROG_THREAD")) {
+			other.launch = launch;
+			other.f = g;
+			other.params = params;
+			if (pthread_create(&t, NULL, launch_other, NULL) ||
+			    pthread_detach(t))
+				return 1;
+		} else {
+			launch(g, 4, 1, 1, 64, 1, 1, smem, NULL, params, NULL);
+		}
+	}
 	if (getenv("HOOKPROG_GRAPH") && graph(gpa, f, params)) {
 		fprintf(stderr, "graph calls failed\n");
 		return 1;

@@ -137,6 +137,17 @@ GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD FAKECUDA_JIT_MS=300 \
 [ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 2 ] ||
 	{ cat "$T/err"; fail "prefetch at exit: no compile on a worker"; }
 grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "prefetch at exit: compiler"; }
+# without prefetch: a program thread's first launch compiling as main
+# exits.  The first compile (main's) loaded the compiler, after the
+# agent's exit handler was registered; the exit waits for the thread's
+FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling2 \
+	FAKEJIT_STARTED_AT=2 HOOKPROG_WAIT_FILE=$T/compiling2 HOOKPROG_THREAD=1 \
+	run "$T/v.cfg" "$T/vadd.fatbin" $VADD $VADD
+[ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 2 ] && [ -f "$T/compiling2" ] ||
+	{ cat "$T/err"; fail "exit during a thread's compile: no second compile"; }
+grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "exit during a thread's compile"; }
+grep -q "exit waits for compiles: libnvidia-ptxjitcompiler.so.1 is loaded" "$T/err" ||
+	{ cat "$T/err"; fail "exit during a thread's compile: not guarded"; }
 run "$T/all.cfg" "$T/sass.fatbin" $SASS
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "SASS-only kernel changed"
 [ "$(grep -c "skipped $SASS: SASS only" "$T/err")" = 1 ] ||
