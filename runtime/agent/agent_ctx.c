@@ -79,6 +79,20 @@ static const char clock_ptx[] =
 	"\tst.global.u64 [%r1], %r2;\n"
 	"\tret;\n}\n";
 
+/*
+ * Whether a clause reads the launch time, the only user of the offset:
+ * else no compile and no round trips for it (a cold compile of even
+ * this kernel costs milliseconds before the first instrumented launch).
+ */
+static bool uses_launch_ns(void)
+{
+	for (int i = 0; i < agent.cfg.nclauses; i++)
+		if (agent.cfg.clauses[i].call &&
+		    strstr(agent.cfg.clauses[i].call, "%gt_launch_ns"))
+			return true;
+	return false;
+}
+
 static int64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -301,7 +315,8 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	}
 	agent_debug("gpu %d: device state %zu bytes (%u maps, %u rings)",
 		    a->gpu, off, nmaps, nrings);
-	calibrate(a);
+	if (uses_launch_ns())
+		calibrate(a);
 	return 0;
 }
 

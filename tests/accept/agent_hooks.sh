@@ -238,6 +238,15 @@ grep -q "launched no CUDA kernel" "$T/gte" && fail "no-CUDA warning for a CUDA p
 	{ cat "$T/gte"; fail "no warning for a program without CUDA"; }
 grep -q "matches" "$T/gte" && fail "GLOB warning without CUDA"
 
+# ---- the GPU-host clock offset is measured (a clock kernel, compiled
+# and launched) only for probes that read launch_ns
+"$GT" -v -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:kernel:vadd { @ = count(); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gte"; fail "gputrace -v -c prog"; }
+grep -q 'CLOCK_REALTIME >=' "$T/gte" && { cat "$T/gte"; fail "clock offset measured without launch_ns"; }
+"$GT" -v -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:kernel:vadd { @ = max(gtime - launch_ns); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gte"; fail "gputrace -v -c prog, launch_ns"; }
+grep -q 'CLOCK_REALTIME >=' "$T/gte" || { cat "$T/gte"; fail "clock offset not measured for launch_ns"; }
+
 # ---- the tracer protocol: hello, reports, snapshot, bye, segment
 "$T/tracer" "$T/sock" "$AGENT" "$T/quiet.cfg" "$T/prog" "$T/vadd.fatbin" \
 	$VADD >"$T/tr" 2>&1 || { cat "$T/tr"; fail "agent_tracer"; }
