@@ -388,7 +388,8 @@ static void run_probe(const struct agent_launch_param *p, uint64_t warps)
 typedef void (*cupti_fn)(const char *, const unsigned *, const unsigned *);
 static cupti_fn cupti_kernel;
 
-/* The fake libcupti, as it loads (a -p attach loads it late). */
+/* The fake libcupti tells us, as it loads (a -p attach loads it late),
+ * where to report the kernels we run. */
 void fakecuda_cupti_loaded(cupti_fn fn)
 {
 	__atomic_store_n(&cupti_kernel, fn, __ATOMIC_RELEASE);
@@ -398,19 +399,8 @@ static void cupti_run(const char *name, unsigned gx, unsigned gy,
 		      unsigned gz, unsigned bx, unsigned by, unsigned bz)
 {
 	cupti_fn fn = __atomic_load_n(&cupti_kernel, __ATOMIC_ACQUIRE);
-	static unsigned long tries;
 	const unsigned g[3] = { gx, gy, gz }, b[3] = { bx, by, bz };
-	unsigned long t = __atomic_fetch_add(&tries, 1, __ATOMIC_RELAXED);
-	void *h;
 
-	/* where it could not tell us: a look-up of a library not loaded
-	 * searches the disk (10 us), so each launch of the first 1000,
-	 * then every 4096th (bench/hook) */
-	if (!fn && (t < 1000 || !(t & 4095)) &&
-	    (h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD))) {
-		fn = (cupti_fn)dlsym(h, "fakecupti_kernel");
-		fakecuda_cupti_loaded(fn);
-	}
 	if (fn)
 		fn(name, g, b);
 }
