@@ -10,15 +10,15 @@
  * a compile still running on another thread: the target aborted in
  * free() (a prefetch worker's, on the H200).
  *
- * So an exit handler of ours, guard_exit, is registered once the
- * compiler is loaded, after its handlers: it stops the prefetch workers
- * and waits for every compile under way, and from then on agent_jit
- * refuses to start one (the original kernel runs).  It is registered
- * after the first compile that finds the compiler loaded, which leaves
- * that compile itself unguarded; before prefetch workers start, the
- * compiler is loaded on purpose (agent_jit_pin), so theirs never are.
- * The compiler is held open, so that libcuda cannot unload it and
- * register its handlers again later.
+ * So before our first compile the compiler is loaded on purpose
+ * (agent_jit_pin: about 2 ms on the H200), and an exit handler of ours,
+ * guard_exit, registered after its handlers: it stops the prefetch
+ * workers and waits for every compile under way, and from then on
+ * agent_jit refuses to start one (the original kernel runs).  Where the
+ * compiler cannot be loaded ahead, guard_exit is registered after the
+ * first compile that finds it loaded, which leaves that compile
+ * unguarded.  The compiler is held open, so that libcuda cannot unload
+ * it and register its handlers again later.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
@@ -40,6 +40,7 @@
 static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gcond;	/* a compile ended; CLOCK_MONOTONIC */
 static pthread_once_t gonce = PTHREAD_ONCE_INIT;
+static pthread_once_t ponce = PTHREAD_ONCE_INIT;
 static int inflight;
 static bool exiting, guarded;
 
@@ -95,7 +96,7 @@ int agent_jit_enter(void)
 {
 	int r = 0;
 
-	pthread_once(&gonce, gcond_init);
+	agent_jit_pin();
 	pthread_mutex_lock(&glock);
 	if (exiting)
 		r = -ESHUTDOWN;
@@ -126,13 +127,12 @@ void agent_jit_leave(void)
 /*
  * Load the compiler libcuda would (the one beside it: a
  * forward-compatibility libcuda has its own; else by name), and guard
- * the exit.  0, or -ENOENT when there is none to load.
+ * the exit.
  */
-int agent_jit_pin(void)
+static void pin(void)
 {
 	void *h = dlopen(JIT_LIB, RTLD_NOW | RTLD_NOLOAD);
 	Dl_info di;
-	bool ok;
 
 	pthread_once(&gonce, gcond_init);
 	if (!h && agent_drv.ctx_push &&
@@ -150,10 +150,20 @@ int agent_jit_pin(void)
 		h = dlopen(JIT_LIB, RTLD_NOW);
 	pthread_mutex_lock(&glock);
 	guard(h);
+	pthread_mutex_unlock(&glock);
+	if (!h)
+		agent_debug("cannot load %s ahead of a compile", JIT_LIB);
+}
+
+/* Once per process.  0, or -ENOENT when the exit is not guarded yet. */
+int agent_jit_pin(void)
+{
+	bool ok;
+
+	pthread_once(&ponce, pin);
+	pthread_mutex_lock(&glock);
 	ok = guarded;
 	pthread_mutex_unlock(&glock);
-	if (!ok)
-		agent_debug("cannot load %s", JIT_LIB);
 	return ok ? 0 : -ENOENT;
 }
 #endif /* GT_AGENT_SO */

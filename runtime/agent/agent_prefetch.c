@@ -233,16 +233,15 @@ static void enumerate(uintptr_t owner)
 }
 
 /*
- * Opt-in (GPUTRACE_PREFETCH=1), read once at load (getenv on a worker
- * would race with the program's setenv): the fix of the exit-order
- * abort above has run on the fake driver only (docs/agent.md).
+ * On unless GPUTRACE_PREFETCH=0, read once at load (getenv on a worker
+ * would race with the program's setenv).
  */
 void agent_prefetch_init(void)
 {
 	const char *on = getenv("GPUTRACE_PREFETCH");
 
 	pthread_once(&pcond_once, pcond_init);
-	enabled = on && !strcmp(on, "1");
+	enabled = !on || strcmp(on, "0");
 }
 
 void agent_prefetch(const struct agent_kernel *k, CUcontext ctx)

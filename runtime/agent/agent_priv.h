@@ -432,7 +432,7 @@ static inline bool agent_kernel_matched(const struct agent_kernel *k)
  * not, for worker threads to instrument in parallel.
  */
 void agent_prefetch(const struct agent_kernel *k, CUcontext ctx) AGENT_HIDDEN;
-/* At load: whether to (GPUTRACE_PREFETCH=1). */
+/* At load: whether to (on unless GPUTRACE_PREFETCH=0). */
 void agent_prefetch_init(void) AGENT_HIDDEN;
 /* Drop queued work and wait (bounded) for the workers' current jobs:
  * before the exit handler's snapshot, and at detach. */

@@ -114,10 +114,15 @@ run "$T/all.cfg" "$T/vadd.fatbin" $GLOBAL
 [ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "module-scope report"; }
 # the module's other matched kernels are made ahead, without a launch
-GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500 run "$T/all.cfg" "$T/vadd.fatbin" $VADD
+# (by default; not with GPUTRACE_PREFETCH=0)
+FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500 run "$T/all.cfg" "$T/vadd.fatbin" $VADD
 [ "$(grep -c ': instrumented, ' "$T/out")" = 5 ] || { cat "$T/out" "$T/err"; fail "prefetch: launches"; }
 [ "$(grep -c "skipped $GLOBAL: uses module-scope variables" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "prefetch: the sibling kernel was not considered"; }
+GPUTRACE_PREFETCH=0 FAKECUDA_MODULE_KERNELS=$VADD,$GLOBAL HOOKPROG_LINGER_MS=500 run "$T/all.cfg" "$T/vadd.fatbin" $VADD
+[ "$(grep -c ': instrumented, ' "$T/out")" = 5 ] || { cat "$T/out" "$T/err"; fail "no prefetch: launches"; }
+grep -q "skipped $GLOBAL\|instrumenting ahead" "$T/err" &&
+	{ cat "$T/err"; fail "GPUTRACE_PREFETCH=0: the sibling kernel was made ahead"; }
 # a module of 70 matched kernels: 64 queued ahead (those not started
 # when the program exits are dropped), the others left to their first
 # launch
@@ -140,7 +145,7 @@ grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "prefetch 
 # without prefetch: a program thread's first launch compiling as main
 # exits.  The first compile (main's) loaded the compiler, after the
 # agent's exit handler was registered; the exit waits for the thread's
-FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling2 \
+GPUTRACE_PREFETCH=0 FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling2 \
 	FAKEJIT_STARTED_AT=2 HOOKPROG_WAIT_FILE=$T/compiling2 HOOKPROG_THREAD=1 \
 	run "$T/v.cfg" "$T/vadd.fatbin" $VADD $VADD
 [ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 2 ] && [ -f "$T/compiling2" ] ||
@@ -148,6 +153,17 @@ FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling2 \
 grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "exit during a thread's compile"; }
 grep -q "exit waits for compiles: libnvidia-ptxjitcompiler.so.1 is loaded" "$T/err" ||
 	{ cat "$T/err"; fail "exit during a thread's compile: not guarded"; }
+# the process's first compile, which loads the compiler, on a thread as
+# main exits: the compiler is loaded before that compile starts, so the
+# exit is guarded for it too
+GPUTRACE_PREFETCH=0 FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling3 \
+	HOOKPROG_WAIT_FILE=$T/compiling3 HOOKPROG_THREAD=1 \
+	run "$T/v.cfg" "$T/vadd.fatbin" $GLOBAL $VADD
+[ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 1 ] && [ -f "$T/compiling3" ] ||
+	{ cat "$T/err"; fail "exit during the first compile: no compile"; }
+grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "exit during the first compile"; }
+grep -q "exit waits for compiles: libnvidia-ptxjitcompiler.so.1 is loaded" "$T/err" ||
+	{ cat "$T/err"; fail "exit during the first compile: not guarded"; }
 run "$T/all.cfg" "$T/sass.fatbin" $SASS
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "SASS-only kernel changed"
 [ "$(grep -c "skipped $SASS: SASS only" "$T/err")" = 1 ] ||
