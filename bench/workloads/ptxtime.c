@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Time one kernel from several PTX modules side by side (bench/splice):
+ * the original and gputrace's spliced copies, or hand-edited variants of
+ * them, each JIT-compiled by the driver and launched REPS times between
+ * two events, ROUNDS rounds taking the modules in turn; prints each
+ * one's median microseconds per launch and its ratio to the first.
+ *
+ *   ptxtime KERNEL GX,GY,GZ BX,BY,BZ ARGS FILE[@STRIDE:HI|@smload]...
+ *
+ * ARGS: the kernel's parameters, comma-separated: bN a zeroed device
+ * buffer of N bytes, iV a 32-bit integer.  A spliced module (one whose
+ * text has gputrace's __gt_ctx parameter) gets that parameter too: a
+ * zeroed context, launch number 1, and the hot words of map 0 at a
+ * zeroed buffer, shards STRIDE bytes apart (512) with HI in the high
+ * half (255: nshards - 1).  @smload: a keyless smload map's, whose HI
+ * is the SM count and whose shard holds a word per SM (devrt.h).  The
+ * maps are not read back: this measures the kernel, not the counts.
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ARGS 16
+#define MAX_FILES 32
+#define CTX_WORDS 20		/* gputrace's launch parameter: 160 bytes */
+#define REPS 200
+#define ROUNDS 9
+
+#define CK(x)                                                           \
+	do {                                                            \
+		CUresult r_ = (x);                                      \
+		if (r_ != CUDA_SUCCESS) {                               \
+			const char *s_ = "?";                           \
+			cuGetErrorString(r_, &s_);                      \
+			fprintf(stderr, "ptxtime: %s: %s\n", #x, s_);   \
+			exit(1);                                        \
+		}                                                       \
+	} while (0)
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *s = NULL;
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) || !(s = malloc((size_t)n + 1)) ||
+	    fread(s, 1, (size_t)n, f) != (size_t)n) {
+		fprintf(stderr, "ptxtime: cannot read %s\n", path);
+		exit(1);
+	}
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+static void dims(const char *s, unsigned d[3])
+{
+	d[0] = d[1] = d[2] = 1;
+	if (sscanf(s, "%u,%u,%u", &d[0], &d[1], &d[2]) < 1) {
+		fprintf(stderr, "ptxtime: bad dimensions '%s'\n", s);
+		exit(2);
+	}
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	static unsigned long long ctxw[MAX_FILES][CTX_WORDS];
+	static float t[MAX_FILES][ROUNDS];
+	CUfunction fn[MAX_FILES];
+	int spliced[MAX_FILES];
+	void *params[MAX_FILES][MAX_ARGS + 1];
+	CUdeviceptr bufs[MAX_ARGS], dctx, dmap;
+	int ints[MAX_ARGS], isbuf[MAX_ARGS], nargs = 0, nf = argc - 5;
+	unsigned g[3], b[3];
+	char *args, *a, *save = NULL;
+	CUevent e0, e1;
+	CUdevice dev;
+	CUcontext ctx;
+
+	if (argc < 6 || nf > MAX_FILES) {
+		fprintf(stderr, "usage: ptxtime KERNEL GX,GY,GZ BX,BY,BZ "
+			"ARGS FILE[@STRIDE:HI|@smload]...\n");
+		return 2;
+	}
+	dims(argv[2], g);
+	dims(argv[3], b);
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuCtxCreate(&ctx, NULL, 0, dev));
+	args = strdup(argv[4]);
+	for (a = strtok_r(args, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		if (nargs == MAX_ARGS || (a[0] != 'b' && a[0] != 'i')) {
+			fprintf(stderr, "ptxtime: bad argument '%s'\n", a);
+			return 2;
+		}
+		isbuf[nargs] = a[0] == 'b';
+		if (isbuf[nargs]) {
+			size_t n = strtoull(a + 1, NULL, 0);
+
+			CK(cuMemAlloc(&bufs[nargs], n));
+			CK(cuMemsetD8(bufs[nargs], 0, n));
+		} else {
+			ints[nargs] = atoi(a + 1);
+		}
+		nargs++;
+	}
+	free(args);
+	CK(cuMemAlloc(&dctx, 1 << 16));
+	CK(cuMemsetD8(dctx, 0, 1 << 16));
+	CK(cuMemAlloc(&dmap, 1 << 24));
+	CK(cuMemsetD8(dmap, 0, 1 << 24));
+	for (int f = 0; f < nf; f++) {
+		char *path = strdup(argv[5 + f]), *at = strchr(path, '@'), *s;
+		unsigned long long stride = 512, hi = 255;
+		CUmodule m;
+		int regs = 0;
+
+		if (at && !strcmp(at + 1, "smload")) {
+			int nsm = 0;
+
+			*at = '\0';
+			CK(cuDeviceGetAttribute(&nsm,
+				CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+			/* a line, the slot's state and live words, a word
+			 * per SM, in whole lines */
+			hi = (unsigned long long)nsm;
+			stride = (128 + 16 + 8 * hi + 127) / 128 * 128;
+		} else if (at) {
+			*at = '\0';
+			if (sscanf(at + 1, "%llu:%llu", &stride, &hi) != 2) {
+				fprintf(stderr, "ptxtime: bad '%s'\n", at + 1);
+				return 2;
+			}
+		}
+		s = slurp(path);
+		CK(cuModuleLoadData(&m, s));
+		CK(cuModuleGetFunction(&fn[f], m, argv[1]));
+		spliced[f] = strstr(s, "__gt_ctx") != NULL;
+		free(s);
+		free(path);
+		cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn[f]);
+		printf("%-20s %3d registers%s\n", argv[5 + f], regs,
+		       spliced[f] ? ", spliced" : "");
+		/* the parameters: pointers to the values, the context last */
+		for (int i = 0; i < nargs; i++)
+			params[f][i] = isbuf[i] ? (void *)&bufs[i] :
+				       (void *)&ints[i];
+		params[f][nargs] = spliced[f] ? (void *)ctxw[f] : NULL;
+		ctxw[f][0] = dctx;
+		ctxw[f][1] = 1;
+		ctxw[f][4] = dmap;
+		ctxw[f][5] = stride | hi << 32;
+	}
+	CK(cuEventCreate(&e0, 0));
+	CK(cuEventCreate(&e1, 0));
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int f = 0; f < nf; f++) {
+			float ms;
+
+			/* one launch first: the module's first-run costs */
+			CK(cuLaunchKernel(fn[f], g[0], g[1], g[2], b[0], b[1],
+					  b[2], 0, NULL, params[f], NULL));
+			CK(cuEventRecord(e0, NULL));
+			for (int i = 0; i < REPS; i++)
+				CK(cuLaunchKernel(fn[f], g[0], g[1], g[2], b[0],
+						  b[1], b[2], 0, NULL,
+						  params[f], NULL));
+			CK(cuEventRecord(e1, NULL));
+			CK(cuEventSynchronize(e1));
+			CK(cuEventElapsedTime(&ms, e0, e1));
+			t[f][r] = ms * 1000 / REPS;
+		}
+	}
+	CK(cuCtxSynchronize());
+	for (int f = 0; f < nf; f++)
+		qsort(t[f], ROUNDS, sizeof(float), cmp_float);
+	printf("%-20s %10s %7s   (median of %d rounds of %d launches)\n",
+	       "module", "us/launch", "ratio", ROUNDS, REPS);
+	for (int f = 0; f < nf; f++)
+		printf("%-20s %10.2f %7.3f\n", argv[5 + f], t[f][ROUNDS / 2],
+		       t[f][ROUNDS / 2] / t[0][ROUNDS / 2]);
+	return 0;
+}
