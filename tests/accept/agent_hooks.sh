@@ -142,28 +142,27 @@ GPUTRACE_PREFETCH=1 FAKECUDA_MODULE_KERNELS=$VADD FAKECUDA_JIT_MS=300 \
 [ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 2 ] ||
 	{ cat "$T/err"; fail "prefetch at exit: no compile on a worker"; }
 grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "prefetch at exit: compiler"; }
-# without prefetch: a program thread's first launch compiling as main
-# exits.  The first compile (main's) loaded the compiler, after the
-# agent's exit handler was registered; the exit waits for the thread's
-GPUTRACE_PREFETCH=0 FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling2 \
-	FAKEJIT_STARTED_AT=2 HOOKPROG_WAIT_FILE=$T/compiling2 HOOKPROG_THREAD=1 \
-	run "$T/v.cfg" "$T/vadd.fatbin" $VADD $VADD
-[ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 2 ] && [ -f "$T/compiling2" ] ||
-	{ cat "$T/err"; fail "exit during a thread's compile: no second compile"; }
-grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "exit during a thread's compile"; }
-grep -q "exit waits for compiles: libnvidia-ptxjitcompiler.so.1 is loaded" "$T/err" ||
-	{ cat "$T/err"; fail "exit during a thread's compile: not guarded"; }
-# the process's first compile, which loads the compiler, on a thread as
-# main exits: the compiler is loaded before that compile starts, so the
-# exit is guarded for it too
-GPUTRACE_PREFETCH=0 FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 FAKEJIT_STARTED=$T/compiling3 \
-	HOOKPROG_WAIT_FILE=$T/compiling3 HOOKPROG_THREAD=1 \
-	run "$T/v.cfg" "$T/vadd.fatbin" $GLOBAL $VADD
-[ "$(grep -c '^fake: JIT (library)$' "$T/err")" = 1 ] && [ -f "$T/compiling3" ] ||
-	{ cat "$T/err"; fail "exit during the first compile: no compile"; }
-grep -q "fakejit\|fake: no compiler" "$T/err" && { cat "$T/err"; fail "exit during the first compile"; }
-grep -q "exit waits for compiles: libnvidia-ptxjitcompiler.so.1 is loaded" "$T/err" ||
-	{ cat "$T/err"; fail "exit during the first compile: not guarded"; }
+# without prefetch, main exits as a program thread's launch of OTHER
+# compiles, the AT-th compile of N (300 ms each; the first misses the
+# cache and loads the compiler): no abort, the exit waits for it
+exit_during_thread_compile() {	# WHAT N AT KERNEL OTHER
+	GPUTRACE_PREFETCH=0 FAKECUDA_JIT_MS=300 FAKECUDA_JIT_MISS_FIRST=1 \
+		FAKEJIT_STARTED=$T/compiling.$3 FAKEJIT_STARTED_AT=$3 \
+		HOOKPROG_WAIT_FILE=$T/compiling.$3 HOOKPROG_THREAD=1 \
+		run "$T/v.cfg" "$T/vadd.fatbin" "$4" "$5"
+	[ "$(grep -c '^fake: JIT (library)$' "$T/err")" = "$2" ] &&
+		[ -f "$T/compiling.$3" ] ||
+		{ cat "$T/err"; fail "exit during $1: not $2 compiles"; }
+	grep -q "fakejit\|fake: no compiler" "$T/err" &&
+		{ cat "$T/err"; fail "exit during $1"; }
+	grep -q "exit waits for compiles: libnvidia-ptxjitcompiler.so.1 is loaded" "$T/err" ||
+		{ cat "$T/err"; fail "exit during $1: not guarded"; }
+}
+# after a first compile in main
+exit_during_thread_compile "a thread's compile" 2 2 $VADD $VADD
+# the process's first compile, the one that loads the compiler: it is
+# loaded before that compile starts, so the exit is guarded for it too
+exit_during_thread_compile "the first compile" 1 1 $GLOBAL $VADD
 run "$T/all.cfg" "$T/sass.fatbin" $SASS
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "SASS-only kernel changed"
 [ "$(grep -c "skipped $SASS: SASS only" "$T/err")" = 1 ] ||
