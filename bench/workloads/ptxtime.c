@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		free(s);
 		free(path);
 		cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn[f]);
-		printf("%-20s %3d registers%s\n", argv[5 + f], regs,
+		printf("%-24s %3d registers%s\n", argv[5 + f], regs,
 		       spliced[f] ? ", spliced" : "");
 		/* the parameters: pointers to the values, the context last */
 		for (int i = 0; i < nargs; i++)
@@ -184,10 +184,10 @@ int main(int argc, char **argv)
 	CK(cuCtxSynchronize());
 	for (int f = 0; f < nf; f++)
 		qsort(t[f], ROUNDS, sizeof(float), cmp_float);
-	printf("%-20s %10s %7s   (median of %d rounds of %d launches)\n",
+	printf("%-24s %10s %7s   (median of %d rounds of %d launches)\n",
 	       "module", "us/launch", "ratio", ROUNDS, REPS);
 	for (int f = 0; f < nf; f++)
-		printf("%-20s %10.2f %7.3f\n", argv[5 + f], t[f][ROUNDS / 2],
+		printf("%-24s %10.2f %7.3f\n", argv[5 + f], t[f][ROUNDS / 2],
 		       t[f][ROUNDS / 2] / t[0][ROUNDS / 2]);
 	return 0;
 }
