@@ -94,6 +94,7 @@ static int compile(const char *ptx, unsigned maxreg, CUmodule *mod,
 	free(j);
 	return -EIO;
 }
+
 int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
 	      size_t errlen)
 {

@@ -46,12 +46,7 @@ static bool exiting, guarded;
 
 static void gcond_init(void)
 {
-	pthread_condattr_t a;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&gcond, &a);
-	pthread_condattr_destroy(&a);
+	agent_cond_init_mono(&gcond);
 }
 
 static void guard_exit(void)
@@ -61,8 +56,7 @@ static void guard_exit(void)
 	if (agent.pid != getpid())
 		return;		/* a forked child: none of ours here */
 	agent_prefetch_stop();
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += EXIT_WAIT_S;
+	until = agent_deadline(EXIT_WAIT_S * 1000L);
 	pthread_mutex_lock(&glock);
 	exiting = true;
 	while (inflight &&

@@ -79,21 +79,14 @@ static void drop_queue(CUcontext ctx)
 
 static void pcond_init(void)
 {
-	pthread_condattr_t a;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&pcond, &a);
-	pthread_condattr_destroy(&a);
+	agent_cond_init_mono(&pcond);
 }
 
 /* Under plock: wait up to MS for the running jobs to end. */
 static void wait_idle(long ms)
 {
-	struct timespec until;
+	struct timespec until = agent_deadline(ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
 	while (nbusy &&
 	       pthread_cond_timedwait(&pcond, &plock, &until) != ETIMEDOUT)
 		;

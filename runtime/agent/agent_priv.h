@@ -11,9 +11,11 @@
 #ifndef GT_AGENT_PRIV_H
 #define GT_AGENT_PRIV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "runtime/agent/agent_proto.h"
 #include "gpucode/fatbin.h"
@@ -22,6 +24,13 @@
 #define AGENT_HIDDEN __attribute__((visibility("hidden")))
 
 /* ---- pure helpers (agent_util.c) ---- */
+
+/*
+ * Bounded waits that wall-clock steps cannot stretch: C waits on
+ * CLOCK_MONOTONIC (agent_cond_init_mono), until agent_deadline(MS).
+ */
+void agent_cond_init_mono(pthread_cond_t *c);
+struct timespec agent_deadline(long ms);
 
 /*
  * "void ns::f<int>(float*)" -> "ns::f<int>": drop the parameter list and

@@ -1,16 +1,42 @@
 // SPDX-License-Identifier: MIT
 /*
  * The agent's pure helpers: kernel names, PTX scans the splicer does not
- * do, `extra` launch buffers.  No CUDA, no globals, so
+ * do, `extra` launch buffers, monotonic waits.  No CUDA, no globals, so
  * tests/unit/test_agent_util.c checks them on any machine.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/agent/agent_priv.h"
+
+void agent_cond_init_mono(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+}
+
+struct timespec agent_deadline(long ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += ms % 1000 * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
 
 static bool is_id(int c)
 {

@@ -126,8 +126,25 @@ static void test_extra(void)
 	      "extra_too_big");
 }
 
+/* A deadline MS from now on the monotonic clock, nanoseconds in range. */
+static void test_deadline(void)
+{
+	struct timespec t0, d, t1;
+	long long a, b, x;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	d = agent_deadline(1999);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	a = t0.tv_sec * 1000000000LL + t0.tv_nsec + 1999000000LL;
+	b = t1.tv_sec * 1000000000LL + t1.tv_nsec + 1999000000LL;
+	x = d.tv_sec * 1000000000LL + d.tv_nsec;
+	CHECK(d.tv_nsec >= 0 && d.tv_nsec < 1000000000 && a <= x && x <= b,
+	      "deadline_ms");
+}
+
 int main(void)
 {
+	test_deadline();
 	test_names();
 	test_ptx();
 	test_extra();
