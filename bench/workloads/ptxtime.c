@@ -14,8 +14,10 @@
  * zeroed context, launch number 1, and the hot words of map 0 at a
  * zeroed buffer, shards STRIDE bytes apart (512) with HI in the high
  * half (255: nshards - 1).  @smload: a keyless smload map's, whose HI
- * is the SM count and whose shard holds a word per SM (devrt.h).  The
- * maps are not read back: this measures the kernel, not the counts.
+ * is the SM count and whose shard holds a word per SM (devrt.h).  After
+ * the timing, each spliced module runs once more on a zeroed map, and
+ * the sum of the map's words is printed ("map total"): the updates the
+ * probe made, to check a variant against the grid.
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -70,6 +72,29 @@ static int cmp_float(const void *a, const void *b)
 	float x = *(const float *)a, y = *(const float *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* the sum of every word of the map after one launch from zero: what
+ * the probe counted (counts and histogram buckets add up to the
+ * updates made), a check that the splice still counts right */
+static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
+		     CUdeviceptr dmap, unsigned long long *total)
+{
+	size_t n = (1 << 24) / 8;
+	unsigned long long *w = malloc(n * 8);
+
+	if (!w)
+		return -1;
+	CK(cuMemsetD8(dmap, 0, 1 << 24));
+	CK(cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, NULL,
+			  params, NULL));
+	CK(cuCtxSynchronize());
+	CK(cuMemcpyDtoH(w, dmap, n * 8));
+	*total = 0;
+	for (size_t i = 0; i < n; i++)
+		*total += w[i];
+	free(w);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -184,10 +209,20 @@ int main(int argc, char **argv)
 	CK(cuCtxSynchronize());
 	for (int f = 0; f < nf; f++)
 		qsort(t[f], ROUNDS, sizeof(float), cmp_float);
-	printf("%-24s %10s %7s   (median of %d rounds of %d launches)\n",
-	       "module", "us/launch", "ratio", ROUNDS, REPS);
-	for (int f = 0; f < nf; f++)
-		printf("%-24s %10.2f %7.3f\n", argv[5 + f], t[f][ROUNDS / 2],
+	printf("%-24s %10s %7s %12s   (median of %d rounds of %d launches;"
+	       " map total: the words of map 0 after one launch)\n",
+	       "module", "us/launch", "ratio", "map total", ROUNDS, REPS);
+	for (int f = 0; f < nf; f++) {
+		unsigned long long total = 0;
+
+		if (spliced[f] && map_total(fn[f], g, b, params[f], dmap,
+					    &total))
+			return 1;
+		printf("%-24s %10.2f %7.3f", argv[5 + f], t[f][ROUNDS / 2],
 		       t[f][ROUNDS / 2] / t[0][ROUNDS / 2]);
+		if (spliced[f])
+			printf(" %12llu", total);
+		printf("\n");
+	}
 	return 0;
 }

@@ -213,6 +213,7 @@ static void test_exit_time(const struct pl_func *f)
 	at = strstr(w.text, "\tmov.u64 %pte, %globaltimer;\n"
 			    "\tsub.u32 %u3, %u2, %u1;\n");
 	CHECK(at && strstr(at, add) &&
+	      strstr(w.text, "setp.ne.u32 %p0, %u2, %u1;") &&
 	      strstr(w.text, "setp.ne.u32 %p0, %u2, %u1;") < at,
 	      "exit_time_warp");
 	pl_func_free(&w);
@@ -281,6 +282,18 @@ static void test_defer(void)
 	}
 	/* exit clauses and the call form update in place */
 	CHECK(prog_flush_free(LP_COUNT), "defer_off_no_flush");
+	/* an exit clause runs straight too: no branch, the update
+	 * predicated on the lane's skip */
+	if (lower_one(LP_COUNT, false, &f, err, sizeof(err)) == 0) {
+		CHECK(!strstr(f.text, "bra $Lret") &&
+		      !strstr(f.text, "@%p0 bra") &&
+		      strstr(f.text, "setp.eq.u64 %pskip, %pctx, 0;") &&
+		      strstr(f.text, "\t@!%p1 red.global.add.u64 ["),
+		      "exit_straight_line");
+		pl_func_free(&f);
+	} else {
+		CHECK(0, "exit_lowers");
+	}
 }
 
 /*
