@@ -77,6 +77,21 @@ run wfilt 'gpu:warp:vadd /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist
 expect_eq "filter: gpu:warp count = even warps" "$(val "$T/wfilt.out" @w)" $((warps / 2))
 expect_eq "filter: gpu:warp hist [0] = warp 0 of each block" \
 	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/wfilt.out")" "$fblk"
+# the same filters in exit clauses, which run straight too (the lanes a
+# filter drops skip the predicated update; nothing branches)
+run xfilt 'gpu:kernel:vadd:exit /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x % 7); @s = smload(1); }' "$P vadd $N $ITERS"
+expect_eq "exit filter: count = threads with tid % 3 == 0" "$(val "$T/xfilt.out" @c)" \
+	$(( (tpb + 2) / 3 * fblk ))
+expect_eq "exit filter: hist [0] = threads with tid % 21 == 0" \
+	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/xfilt.out")" $(( (tpb + 20) / 21 * fblk ))
+expect_eq "exit filter: smload total = count" \
+	"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/xfilt.out" | head -1)" $(( (tpb + 2) / 3 * fblk ))
+run wxfilt 'gpu:warp:vadd:exit /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist(threadIdx.x / 32); }' "$P vadd $N $ITERS"
+expect_eq "exit filter: gpu:warp count = even warps" "$(val "$T/wxfilt.out" @w)" $((warps / 2))
+expect_eq "exit filter: gpu:warp hist [0] = warp 0 of each block" \
+	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/wxfilt.out")" "$fblk"
+grep -q "^$sum\$" "$T/wxfilt.out" && ok "results identical under a filtered exit clause" ||
+	bad "results identical under a filtered exit clause" "checksum differs"
 # a warp clause's sum is inline (one lane): exact, and a total of 0 prints
 run wsum 'gpu:warp:vadd:exit { @s = sum(threadIdx.x / 32); @z = sum(0); } gpu:warp:vadd { @e = sum(1 + threadIdx.x / 32); }' "$P vadd $N $ITERS"
 expect_eq "warp sum at exit = 0+..+7 per block" "$(val "$T/wsum.out" @s)" $((28 * fblk))
