@@ -166,8 +166,68 @@ static void prologue(struct pl_ctx *c)
 	pl_printf(b, "\tmov.b64 %%r1, %%pctx;\n");
 }
 
+/* one PTX instruction that only computes a register: safe to predicate */
+static bool plain_line(const char *s, size_t len)
+{
+	static const char *const ops[] = {
+		"mov.", "add.", "sub.", "and.", "or.", "xor.", "shl.", "shr.",
+		"mul.", "neg.", "not.", "cvt.", "selp.",
+	};
+
+	if (len < 2 || s[0] != '\t' || s[len - 1] != '\n' ||
+	    memchr(s, '\n', len - 1) || memchr(s, '@', len))
+		return false;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		if (!strncmp(s + 1, ops[k], strlen(ops[k])))
+			return true;
+	return false;
+}
+
+/*
+ * eBPF has no set-on-condition: `r = a == b` is "r = 1; if (a == b)
+ * goto +1; r = 0".  A branch over that one instruction becomes the
+ * instruction predicated on the opposite condition, so the JIT sees no
+ * branch: a filter like /threadIdx.x == 0 && threadIdx.y == 0/ diverged
+ * every warp at the kernel's start (stencil smload(1) per block, H200:
+ * 1.081x with the branches, 1.027x predicated).  Called once insn I,
+ * which emitted BRA (the offset of its "@%p0 bra" line), and insn I + 1
+ * are emitted: the skipped insn must not be a jump target itself.
+ */
+static void predicate_skip(struct pl_ctx *c, size_t i, size_t bra)
+{
+	struct pl_buf *b = &c->out;
+	char want[48];
+	size_t blen, nlen;
+
+	snprintf(want, sizeof(want), "\t@%%p0 bra $L%zu;\n", i + 2);
+	blen = strlen(want);
+	if (b->oom || bra + blen > b->len || strncmp(b->s + bra, want, blen))
+		return;
+	nlen = b->len - bra - blen;
+	if (!plain_line(b->s + bra + blen, nlen))
+		return;
+	/* "\t@%p0 bra $Ln;\n\tINSN\n" -> "\t@!%p0 INSN\n" */
+	memmove(b->s + bra + 7, b->s + bra + blen + 1, nlen - 1);
+	memcpy(b->s + bra, "\t@!%p0 ", 7);
+	b->len = bra + 7 + nlen - 1;
+	b->s[b->len] = '\0';
+}
+
+static bool skips_one(const struct pl_ctx *c, size_t i)
+{
+	const struct bpf_insn *in = &c->insns[i];
+	unsigned cls = BPF_CLASS(in->code);
+
+	return (cls == BPF_JMP || cls == BPF_JMP32) &&
+	       BPF_OP(in->code) != BPF_JA && BPF_OP(in->code) != BPF_CALL &&
+	       BPF_OP(in->code) != BPF_EXIT && in->off == 1 && i + 2 < c->n &&
+	       c->in[i + 1].reached && !c->target[i + 1];
+}
+
 static int emit_body(struct pl_ctx *c)
 {
+	size_t bra = 0;
+	bool skip = false;
 	int ret;
 
 	free(c->out.s);
@@ -181,6 +241,17 @@ static int emit_body(struct pl_ctx *c)
 			pl_printf(&c->out, "$L%zu:\n", i);
 		if ((ret = pl_emit_insn(c, i)))
 			return ret;
+		if (skip)
+			predicate_skip(c, i - 1, bra);
+		/* the branch line is the last one the jump wrote */
+		skip = skips_one(c, i);
+		if (skip) {
+			size_t line = strlen("\t@%p0 bra $L;\n") +
+				      (size_t)snprintf(NULL, 0, "%zu", i + 2);
+
+			skip = c->out.len >= line;
+			bra = skip ? c->out.len - line : 0;
+		}
 	}
 	pl_printf(&c->out, "$Lret:\n\tret;\n}\n");
 	return c->out.oom ? pl_fail(c, -ENOMEM, 0, "out of memory") : 0;
@@ -229,12 +300,8 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 	if ((ret = pl_analyze(&c)))
 		goto out;
 	/* the body first: the prologue depends on what it finds; a loop
-	 * branches, and its updates are not deferred (update()).  Exit
-	 * clauses run straight too: a predicated update beat letting the
-	 * lanes that skip leave at once (bench/splice, H200: stencil exit
-	 * hist 1.090 -> 1.077, vadd 1.045 -> 1.038, vadd exit count 1.020
-	 * -> 1.013) */
-	c.straight = !c.has_loop;
+	 * branches, and its updates are not deferred (update()) */
+	c.straight = opts->defer && !c.has_loop;
 	if ((ret = emit_body(&c)))
 		goto out;
 	if (c.straight && (strstr(c.out.s, "call ") || strstr(c.out.s, "%pg"))) {

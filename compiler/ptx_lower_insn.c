@@ -403,10 +403,8 @@ static void update(struct pl_ctx *c, size_t i, const char *addr,
 	int k = c->opts->index, n = c->ndefer;
 
 	if (!c->opts->defer || c->in_loop[i]) {
-		/* straight: %p1 says whether this lane skips */
-		pl_printf(b, "\t%sred.global.add.u64 [%s+%d], %s;\n",
-			  c->straight ? "@!%p1 " : "", addr, DEVRT_LINE + 16,
-			  val);
+		pl_printf(b, "\tred.global.add.u64 [%s+%d], %s;\n", addr,
+			  DEVRT_LINE + 16, val);
 		return;
 	}
 	pl_printf(b, "\tadd.u64 %%gt_d%d_%da, %s, %d;\n"

@@ -65,10 +65,9 @@ struct pl_ctx {
 	bool uses_t0, uses_lanes;
 	int ndefer;		/* deferred updates (opts->defer) */
 	/*
-	 * No loop, and the body's only memory effects are inline updates
-	 * (deferred with opts->defer): no branch on the probe's common
-	 * path, %pskip (context 0, or not the warp's leader) folded into
-	 * each update's predicate.
+	 * opts->defer and the body's only memory effects are deferred
+	 * updates: no branch on the probe's common path, %pskip (context
+	 * 0, or not the warp's leader) folded into each update's predicate.
 	 */
 	bool straight;
 	/*
