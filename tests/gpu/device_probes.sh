@@ -77,8 +77,8 @@ run wfilt 'gpu:warp:vadd /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist
 expect_eq "filter: gpu:warp count = even warps" "$(val "$T/wfilt.out" @w)" $((warps / 2))
 expect_eq "filter: gpu:warp hist [0] = warp 0 of each block" \
 	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/wfilt.out")" "$fblk"
-# the same filters in exit clauses, which run straight too (the lanes a
-# filter drops skip the predicated update; nothing branches)
+# the same filters in exit clauses (they keep their branches: the lanes
+# a filter drops leave at once); counts, buckets and smload stay exact
 run xfilt 'gpu:kernel:vadd:exit /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x % 7); @s = smload(1); }' "$P vadd $N $ITERS"
 expect_eq "exit filter: count = threads with tid % 3 == 0" "$(val "$T/xfilt.out" @c)" \
 	$(( (tpb + 2) / 3 * fblk ))
