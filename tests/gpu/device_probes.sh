@@ -63,35 +63,29 @@ tpb=$((threads / ITERS / blocks))
 expect_eq "-v: occupancy of vadd, original -> copy" \
 	"$(sed -n 's/.*vadd.*: occupancy \([0-9]* -> [0-9]*\) blocks per SM ('"$tpb"' threads.*/\1/p' "$T/occ.err")" \
 	"$((2048 / tpb)) -> $((2048 / tpb))"
-# a filter before inline updates (no branch: the lanes it drops skip):
-# lanes of one warp differ, and counts, hist buckets and smload stay exact
-run filt 'gpu:kernel:vadd /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x % 7); @s = smload(1); }' "$P vadd $N $ITERS"
+# filters AT TAG WHAT: a thread filter and a warp filter before inline
+# updates in entry (AT "") or exit (AT ":exit") clauses.  At entry the
+# filter is a predicate (the lanes it drops skip), at exit a branch (they
+# leave at once); either way lanes of one warp differ, and counts, hist
+# buckets and smload stay exact.  Runs $T/TAGfilt and $T/wTAGfilt.
+filters() {
+	run "$2filt" "gpu:kernel:vadd$1 /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x % 7); @s = smload(1); }" "$P vadd $N $ITERS"
+	expect_eq "$3: count = threads with tid % 3 == 0" "$(val "$T/$2filt.out" @c)" \
+		$(( (tpb + 2) / 3 * fblk ))
+	expect_eq "$3: hist [0] = threads with tid % 21 == 0" \
+		"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/$2filt.out")" $(( (tpb + 20) / 21 * fblk ))
+	expect_eq "$3: smload total = count" \
+		"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/$2filt.out" | head -1)" $(( (tpb + 2) / 3 * fblk ))
+	run "w$2filt" "gpu:warp:vadd$1 /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist(threadIdx.x / 32); }" "$P vadd $N $ITERS"
+	expect_eq "$3: gpu:warp count = even warps" "$(val "$T/w$2filt.out" @w)" $((warps / 2))
+	expect_eq "$3: gpu:warp hist [0] = warp 0 of each block" \
+		"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/w$2filt.out")" "$fblk"
+	grep -q "^$sum\$" "$T/w$2filt.out" && ok "$3: results identical" ||
+		bad "$3: results identical" "checksum differs"
+}
 fblk=$((threads / tpb))
-expect_eq "filter: count = threads with tid % 3 == 0" "$(val "$T/filt.out" @c)" \
-	$(( (tpb + 2) / 3 * fblk ))
-expect_eq "filter: hist [0] = threads with tid % 21 == 0" \
-	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/filt.out")" $(( (tpb + 20) / 21 * fblk ))
-expect_eq "filter: smload total = count" \
-	"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/filt.out" | head -1)" $(( (tpb + 2) / 3 * fblk ))
-run wfilt 'gpu:warp:vadd /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist(threadIdx.x / 32); }' "$P vadd $N $ITERS"
-expect_eq "filter: gpu:warp count = even warps" "$(val "$T/wfilt.out" @w)" $((warps / 2))
-expect_eq "filter: gpu:warp hist [0] = warp 0 of each block" \
-	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/wfilt.out")" "$fblk"
-# the same filters in exit clauses (they keep their branches: the lanes
-# a filter drops leave at once); counts, buckets and smload stay exact
-run xfilt 'gpu:kernel:vadd:exit /threadIdx.x % 3 == 0/ { @c = count(); @h = hist(threadIdx.x % 7); @s = smload(1); }' "$P vadd $N $ITERS"
-expect_eq "exit filter: count = threads with tid % 3 == 0" "$(val "$T/xfilt.out" @c)" \
-	$(( (tpb + 2) / 3 * fblk ))
-expect_eq "exit filter: hist [0] = threads with tid % 21 == 0" \
-	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/xfilt.out")" $(( (tpb + 20) / 21 * fblk ))
-expect_eq "exit filter: smload total = count" \
-	"$(sed -n 's/^ *SMs [0-9]*, total \([0-9]*\),.*/\1/p' "$T/xfilt.out" | head -1)" $(( (tpb + 2) / 3 * fblk ))
-run wxfilt 'gpu:warp:vadd:exit /(threadIdx.x / 32) % 2 == 0/ { @w = count(); @h = hist(threadIdx.x / 32); }' "$P vadd $N $ITERS"
-expect_eq "exit filter: gpu:warp count = even warps" "$(val "$T/wxfilt.out" @w)" $((warps / 2))
-expect_eq "exit filter: gpu:warp hist [0] = warp 0 of each block" \
-	"$(sed -n 's/^\[0\] *\([0-9]*\) .*/\1/p' "$T/wxfilt.out")" "$fblk"
-grep -q "^$sum\$" "$T/wxfilt.out" && ok "results identical under a filtered exit clause" ||
-	bad "results identical under a filtered exit clause" "checksum differs"
+filters "" "" filter
+filters :exit x "exit filter"
 # a warp clause's sum is inline (one lane): exact, and a total of 0 prints
 run wsum 'gpu:warp:vadd:exit { @s = sum(threadIdx.x / 32); @z = sum(0); } gpu:warp:vadd { @e = sum(1 + threadIdx.x / 32); }' "$P vadd $N $ITERS"
 expect_eq "warp sum at exit = 0+..+7 per block" "$(val "$T/wsum.out" @s)" $((28 * fblk))
