@@ -189,25 +189,26 @@ static bool plain_line(const char *s, size_t len)
  * instruction predicated on the opposite condition, so the JIT sees no
  * branch: a filter like /threadIdx.x == 0 && threadIdx.y == 0/ diverged
  * every warp at the kernel's start (stencil smload(1) per block, H200:
- * 1.081x with the branches, 1.027x predicated).  Called once insn I,
- * which emitted BRA (the offset of its "@%p0 bra" line), and insn I + 1
- * are emitted: the skipped insn must not be a jump target itself.
+ * 1.081x with the branches, 1.027x predicated).  Insn I jumped over
+ * insn I + 1, whose text starts at AT: the jump's "@%p0 bra" line must
+ * end there, and the skipped insn must not be a jump target itself.
  */
-static void predicate_skip(struct pl_ctx *c, size_t i, size_t bra)
+static void predicate_skip(struct pl_ctx *c, size_t i, size_t at)
 {
 	struct pl_buf *b = &c->out;
 	char want[48];
-	size_t blen, nlen;
+	size_t blen, nlen, bra;
 
 	snprintf(want, sizeof(want), "\t@%%p0 bra $L%zu;\n", i + 2);
 	blen = strlen(want);
-	if (b->oom || bra + blen > b->len || strncmp(b->s + bra, want, blen))
+	if (b->oom || at < blen || strncmp(b->s + at - blen, want, blen))
 		return;
-	nlen = b->len - bra - blen;
-	if (!plain_line(b->s + bra + blen, nlen))
+	nlen = b->len - at;
+	if (!plain_line(b->s + at, nlen))
 		return;
 	/* "\t@%p0 bra $Ln;\n\tINSN\n" -> "\t@!%p0 INSN\n" */
-	memmove(b->s + bra + 7, b->s + bra + blen + 1, nlen - 1);
+	bra = at - blen;
+	memmove(b->s + bra + 7, b->s + at + 1, nlen - 1);
 	memcpy(b->s + bra, "\t@!%p0 ", 7);
 	b->len = bra + 7 + nlen - 1;
 	b->s[b->len] = '\0';
@@ -226,32 +227,22 @@ static bool skips_one(const struct pl_ctx *c, size_t i)
 
 static int emit_body(struct pl_ctx *c)
 {
-	size_t bra = 0;
-	bool skip = false;
 	int ret;
 
 	free(c->out.s);
 	memset(&c->out, 0, sizeof(c->out));
 	c->ndefer = 0;
 	c->guarded = false;
-	for (size_t i = 0; i < c->n; i++) {
+	for (size_t i = 0, at; i < c->n; i++) {
 		if (!c->in[i].reached)
 			continue;
 		if (c->target[i])
 			pl_printf(&c->out, "$L%zu:\n", i);
+		at = c->out.len;
 		if ((ret = pl_emit_insn(c, i)))
 			return ret;
-		if (skip)
-			predicate_skip(c, i - 1, bra);
-		/* the branch line is the last one the jump wrote */
-		skip = skips_one(c, i);
-		if (skip) {
-			size_t line = strlen("\t@%p0 bra $L;\n") +
-				      (size_t)snprintf(NULL, 0, "%zu", i + 2);
-
-			skip = c->out.len >= line;
-			bra = skip ? c->out.len - line : 0;
-		}
+		if (i && c->in[i - 1].reached && skips_one(c, i - 1))
+			predicate_skip(c, i - 1, at);
 	}
 	pl_printf(&c->out, "$Lret:\n\tret;\n}\n");
 	return c->out.oom ? pl_fail(c, -ENOMEM, 0, "out of memory") : 0;

@@ -39,15 +39,9 @@
 
 static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gcond;	/* a compile ended; CLOCK_MONOTONIC */
-static pthread_once_t gonce = PTHREAD_ONCE_INIT;
 static pthread_once_t ponce = PTHREAD_ONCE_INIT;
 static int inflight;
 static bool exiting, guarded;
-
-static void gcond_init(void)
-{
-	agent_cond_init_mono(&gcond);
-}
 
 static void guard_exit(void)
 {
@@ -128,7 +122,7 @@ static void pin(void)
 	void *h = dlopen(JIT_LIB, RTLD_NOW | RTLD_NOLOAD);
 	Dl_info di;
 
-	pthread_once(&gonce, gcond_init);
+	agent_cond_init_mono(&gcond);	/* pin runs before any compile */
 	if (!h && agent_drv.ctx_push &&
 	    dladdr(*(void **)&agent_drv.ctx_push, &di) && di.dli_fname) {
 		const char *slash = strrchr(di.dli_fname, '/');
