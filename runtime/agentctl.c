@@ -30,8 +30,14 @@
 #define DEF_RING_BYTES	(256u << 10)
 #define KEYED_CAPACITY	4096u		/* bpftrace's default map size */
 #define MAX_SHARDS	32u
+/* the inline updates' shards: 256 lines let a kernel of very short warps
+ * (cub::for_each, 262144 warps in 22 us) pile its atomics onto a few L2
+ * slices or not, depending on where the lines landed (1.01-1.10x);
+ * 1024 gave 1.01x at every stride tried (docs/device-runtime.md) */
+#define HOT_SHARDS	1024u
 #define KERNEL_CAPACITY	1024u		/* AGENT_MAX_KERNELS */
 #define SHARD_BUDGET	(16ull << 20)	/* bytes of one map, all shards */
+#define KERNEL_BUDGET	(48ull << 20)	/* the same, a map kept per kernel */
 #define MAX_PACKET	(64u << 20)
 
 /* ------------------------------------------------------ configuration -- */
@@ -92,11 +98,13 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	if (devrt_map_layout(&t))
 		return -EINVAL;
 	if (d->kind != DEVRT_K_PLAIN && d->kind != DEVRT_K_SMLOAD) {
-		/* without key a shard is a few lines: one per SM (smid %
-		 * 256), so each SM's warps update lines of their own */
-		d->nshards = d->key_size && !m->per_kernel ? MAX_SHARDS : 256;
-		while (d->nshards > 1 &&
-		       d->nshards * t.shard_bytes > SHARD_BUDGET)
+		uint64_t budget = m->per_kernel ? KERNEL_BUDGET : SHARD_BUDGET;
+
+		/* without key (or kept per kernel) the inline updates spread
+		 * each launch's warps over the shards, a few lines each */
+		d->nshards = d->key_size && !m->per_kernel ? MAX_SHARDS :
+			     HOT_SHARDS;
+		while (d->nshards > 1 && d->nshards * t.shard_bytes > budget)
 			d->nshards /= 2;
 	}
 	return 0;

@@ -9,12 +9,15 @@
  *   ptxtime KERNEL GX,GY,GZ BX,BY,BZ ARGS FILE[@STRIDE:HI|@smload]...
  *
  * ARGS: the kernel's parameters, comma-separated: bN a zeroed device
- * buffer of N bytes, iV a 32-bit integer.  A spliced module (one whose
- * text has gputrace's __gt_ctx parameter) gets that parameter too: a
- * zeroed context, launch number 1, and the hot words of map 0 at a
- * zeroed buffer, shards STRIDE bytes apart (512) with HI in the high
- * half (255: nshards - 1).  @smload: a keyless smload map's, whose HI
- * is the SM count and whose shard holds a word per SM (devrt.h).  After
+ * buffer of N bytes, iV a 32-bit integer, lV a 64-bit one; fields
+ * joined by '+' make one parameter, a struct laid out with each field
+ * at its natural alignment (CUB's functors: b67108864+i0).  A spliced
+ * module (one whose text has gputrace's __gt_ctx parameter) gets that
+ * parameter too: a zeroed context, launch number 1, and the hot words
+ * of map 0 at a zeroed 64 MB buffer, shards STRIDE bytes apart (512)
+ * with HI in the high half (1023: nshards - 1, as the agent lays out a
+ * map without key).  @smload: a keyless smload map's, whose HI is the
+ * SM count and whose shard holds a word per SM (devrt.h).  After
  * the timing, each spliced module runs once more on a zeroed map, and
  * the sum of the map's words is printed ("map total"): the updates the
  * probe made, to check a variant against the grid.
@@ -25,9 +28,11 @@
 #include <string.h>
 
 #define MAX_ARGS 16
+#define ARG_BYTES 64		/* one parameter, a struct at most */
 #define MAX_FILES 32
 #define CTX_WORDS 20		/* gputrace's launch parameter: 160 bytes */
 #define REPS 200
+#define MAP_BYTES (64 << 20)	/* a map kept per kernel: 1024 x 32896 */
 #define ROUNDS 9
 
 #define CK(x)                                                           \
@@ -80,12 +85,12 @@ static int cmp_float(const void *a, const void *b)
 static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
 		     CUdeviceptr dmap, unsigned long long *total)
 {
-	size_t n = (1 << 24) / 8;
+	size_t n = MAP_BYTES / 8;
 	unsigned long long *w = malloc(n * 8);
 
 	if (!w)
 		return -1;
-	CK(cuMemsetD8(dmap, 0, 1 << 24));
+	CK(cuMemsetD8(dmap, 0, MAP_BYTES));
 	CK(cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, NULL,
 			  params, NULL));
 	CK(cuCtxSynchronize());
@@ -97,6 +102,44 @@ static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
 	return 0;
 }
 
+/* one parameter A ("b4096", "i7", "l9", or fields joined by '+') into
+ * OUT, each field at its natural alignment; buffers are allocated and
+ * zeroed */
+static int parse_arg(char *a, unsigned char *out)
+{
+	size_t at = 0;
+	char *f, *save = NULL;
+
+	for (f = strtok_r(a, "+", &save); f; f = strtok_r(NULL, "+", &save)) {
+		size_t n = f[0] == 'i' ? 4 : 8;
+		unsigned long long v;
+		unsigned int v32;
+
+		at = (at + n - 1) / n * n;
+		if (at + n > ARG_BYTES)
+			return -1;
+		if (f[0] == 'b') {
+			CUdeviceptr d;
+			size_t len = strtoull(f + 1, NULL, 0);
+
+			CK(cuMemAlloc(&d, len));
+			CK(cuMemsetD8(d, 0, len));
+			v = d;
+			memcpy(out + at, &v, 8);
+		} else if (f[0] == 'l') {
+			v = strtoull(f + 1, NULL, 0);
+			memcpy(out + at, &v, 8);
+		} else if (f[0] == 'i') {
+			v32 = (unsigned int)strtol(f + 1, NULL, 0);
+			memcpy(out + at, &v32, 4);
+		} else {
+			return -1;
+		}
+		at += n;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static unsigned long long ctxw[MAX_FILES][CTX_WORDS];
@@ -104,8 +147,9 @@ int main(int argc, char **argv)
 	CUfunction fn[MAX_FILES];
 	int spliced[MAX_FILES];
 	void *params[MAX_FILES][MAX_ARGS + 1];
-	CUdeviceptr bufs[MAX_ARGS], dctx, dmap;
-	int ints[MAX_ARGS], isbuf[MAX_ARGS], nargs = 0, nf = argc - 5;
+	static unsigned long long arg[MAX_ARGS][ARG_BYTES / 8];
+	CUdeviceptr dctx, dmap;
+	int nargs = 0, nf = argc - 5;
 	unsigned g[3], b[3];
 	char *args, *a, *save = NULL;
 	CUevent e0, e1;
@@ -124,29 +168,20 @@ int main(int argc, char **argv)
 	CK(cuCtxCreate(&ctx, NULL, 0, dev));
 	args = strdup(argv[4]);
 	for (a = strtok_r(args, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
-		if (nargs == MAX_ARGS || (a[0] != 'b' && a[0] != 'i')) {
+		if (nargs == MAX_ARGS || parse_arg(a, (unsigned char *)arg[nargs])) {
 			fprintf(stderr, "ptxtime: bad argument '%s'\n", a);
 			return 2;
-		}
-		isbuf[nargs] = a[0] == 'b';
-		if (isbuf[nargs]) {
-			size_t n = strtoull(a + 1, NULL, 0);
-
-			CK(cuMemAlloc(&bufs[nargs], n));
-			CK(cuMemsetD8(bufs[nargs], 0, n));
-		} else {
-			ints[nargs] = atoi(a + 1);
 		}
 		nargs++;
 	}
 	free(args);
 	CK(cuMemAlloc(&dctx, 1 << 16));
 	CK(cuMemsetD8(dctx, 0, 1 << 16));
-	CK(cuMemAlloc(&dmap, 1 << 24));
-	CK(cuMemsetD8(dmap, 0, 1 << 24));
+	CK(cuMemAlloc(&dmap, MAP_BYTES));
+	CK(cuMemsetD8(dmap, 0, MAP_BYTES));
 	for (int f = 0; f < nf; f++) {
 		char *path = strdup(argv[5 + f]), *at = strchr(path, '@'), *s;
-		unsigned long long stride = 512, hi = 255;
+		unsigned long long stride = 512, hi = 1023;
 		CUmodule m;
 		int regs = 0;
 
@@ -178,8 +213,7 @@ int main(int argc, char **argv)
 		       spliced[f] ? ", spliced" : "");
 		/* the parameters: pointers to the values, the context last */
 		for (int i = 0; i < nargs; i++)
-			params[f][i] = isbuf[i] ? (void *)&bufs[i] :
-				       (void *)&ints[i];
+			params[f][i] = arg[i];
 		params[f][nargs] = spliced[f] ? (void *)ctxw[f] : NULL;
 		ctxw[f][0] = dctx;
 		ctxw[f][1] = 1;

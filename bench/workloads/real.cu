@@ -2,7 +2,8 @@
 /*
  * The workload of bench/real: kernels as real programs have them.
  *   CUB (through thrust) radix sort, reduce and inclusive scan of 2^24
- *   unsigned keys; a tiled shared-memory SGEMM (1024^3, 64x64 tiles,
+ *   unsigned keys, and CUB's for_each zeroing the scan's output (the
+ *   kernel a device_vector's constructor runs); a tiled shared-memory SGEMM (1024^3, 64x64 tiles,
  *   4x4 outputs per thread: register-heavy, occupancy-bound); a
  *   softmax over rows (4096 x 1024, one warp per row, shuffles); a 2-D
  *   5-point stencil (4096^2).
@@ -12,6 +13,7 @@
  * Usage: real [ITERS]
  */
 #include <thrust/device_vector.h>
+#include <thrust/uninitialized_fill.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sort.h>
@@ -134,6 +136,8 @@ int main(int argc, char **argv)
 		thrust::sort(keys.begin(), keys.end());
 		unsigned long long r = thrust::reduce(keys.begin(), keys.end(),
 						      0ull);
+		/* cub::for_each, the kernel device_vector's constructor runs */
+		thrust::uninitialized_fill_n(scan.data(), (unsigned long)nk, 0u);
 		thrust::inclusive_scan(keys.begin(), keys.end(), scan.begin());
 		sgemm_tiled<<<dim3(GN / TILE, GN / TILE), 256>>>(A, B, C, GN);
 		softmax_rows<<<rows / 8, 256>>>(X, Y, rows, cols);

@@ -204,9 +204,9 @@ static void test_config(void)
 	snprintf(path, sizeof(path), "%s/cfg", tmpdir);
 	CHECK(!agentctl_build(&unit, &dset, &o, &c), "config/build");
 	CHECK(c.nmaps == NMAPS && c.nclauses == 2, "config/build counts");
-	CHECK(c.maps[M_C].kind == DEVRT_K_COUNT && c.maps[M_C].nshards == 256 &&
+	CHECK(c.maps[M_C].kind == DEVRT_K_COUNT && c.maps[M_C].nshards == 1024 &&
 	      c.maps[M_C].capacity == 1 && !c.maps[M_C].key_size,
-	      "config/unkeyed count: a shard per SM (256), 1 slot");
+	      "config/unkeyed count: 1024 shards, 1 slot");
 	CHECK(c.maps[M_K].kind == DEVRT_K_COUNT && c.maps[M_K].key_size == 8 &&
 	      c.maps[M_K].capacity == 4096, "config/keyed count");
 	CHECK(c.maps[M_P].kind == DEVRT_K_NONE, "config/host-only map: NONE");
