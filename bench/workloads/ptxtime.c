@@ -20,7 +20,8 @@
  * SM count and whose shard holds a word per SM (devrt.h).  After
  * the timing, each spliced module runs once more on a zeroed map, and
  * the sum of the map's words is printed ("map total"): the updates the
- * probe made, to check a variant against the grid.
+ * probe made, to check a variant against the grid.  PTXTIME_FLUSH=MB
+ * times each launch alone after a memset of MB megabytes (flushed()).
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -102,6 +103,29 @@ static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
 	return 0;
 }
 
+/* PTXTIME_FLUSH=MB: each launch timed by its own events after a
+ * memset of MB megabytes, which leaves the L2 (and the TLBs) as a
+ * program's big passes leave them for its next kernel; us per launch */
+static float flushed(CUfunction fn, unsigned *g, unsigned *b, void **params,
+		     CUdeviceptr flush, size_t bytes, CUevent *ea, CUevent *eb)
+{
+	float sum = 0, ms;
+
+	for (int i = 0; i < REPS; i++) {
+		CK(cuMemsetD32Async(flush, (unsigned int)i, bytes / 4, NULL));
+		CK(cuEventRecord(ea[i], NULL));
+		CK(cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0,
+				  NULL, params, NULL));
+		CK(cuEventRecord(eb[i], NULL));
+	}
+	CK(cuEventSynchronize(eb[REPS - 1]));
+	for (int i = 0; i < REPS; i++) {
+		CK(cuEventElapsedTime(&ms, ea[i], eb[i]));
+		sum += ms;
+	}
+	return sum * 1000 / REPS;
+}
+
 /* one parameter A ("b4096", "i7", "l9", or fields joined by '+') into
  * OUT, each field at its natural alignment; buffers are allocated and
  * zeroed */
@@ -148,7 +172,9 @@ int main(int argc, char **argv)
 	int spliced[MAX_FILES];
 	void *params[MAX_FILES][MAX_ARGS + 1];
 	static unsigned long long arg[MAX_ARGS][ARG_BYTES / 8];
-	CUdeviceptr dctx, dmap;
+	CUdeviceptr dctx, dmap, flush = 0;
+	size_t flush_bytes = 0;
+	static CUevent ea[REPS], eb[REPS];
 	int nargs = 0, nf = argc - 5;
 	unsigned g[3], b[3];
 	char *args, *a, *save = NULL;
@@ -222,6 +248,14 @@ int main(int argc, char **argv)
 	}
 	CK(cuEventCreate(&e0, 0));
 	CK(cuEventCreate(&e1, 0));
+	if (getenv("PTXTIME_FLUSH")) {
+		flush_bytes = strtoull(getenv("PTXTIME_FLUSH"), NULL, 0) << 20;
+		CK(cuMemAlloc(&flush, flush_bytes));
+		for (int i = 0; i < REPS; i++) {
+			CK(cuEventCreate(&ea[i], 0));
+			CK(cuEventCreate(&eb[i], 0));
+		}
+	}
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int f = 0; f < nf; f++) {
 			float ms;
@@ -229,6 +263,11 @@ int main(int argc, char **argv)
 			/* one launch first: the module's first-run costs */
 			CK(cuLaunchKernel(fn[f], g[0], g[1], g[2], b[0], b[1],
 					  b[2], 0, NULL, params[f], NULL));
+			if (flush) {
+				t[f][r] = flushed(fn[f], g, b, params[f],
+						  flush, flush_bytes, ea, eb);
+				continue;
+			}
 			CK(cuEventRecord(e0, NULL));
 			for (int i = 0; i < REPS; i++)
 				CK(cuLaunchKernel(fn[f], g[0], g[1], g[2], b[0],
