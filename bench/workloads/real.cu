@@ -3,8 +3,9 @@
  * The workload of bench/real: kernels as real programs have them.
  *   CUB (through thrust) radix sort, reduce and inclusive scan of 2^24
  *   unsigned keys, and CUB's for_each zeroing the scan's output (the
- *   kernel a device_vector's constructor runs); a tiled shared-memory SGEMM (1024^3, 64x64 tiles,
- *   4x4 outputs per thread: register-heavy, occupancy-bound); a
+ *   kernel a device_vector's constructor runs); a tiled shared-memory
+ *   SGEMM (1024^3, 64x64 tiles, 4x4 outputs per thread: register-heavy,
+ *   occupancy-bound); a
  *   softmax over rows (4096 x 1024, one warp per row, shuffles); a 2-D
  *   5-point stencil (4096^2).
  * Each runs ITERS times (default 20) after one warm-up round; the

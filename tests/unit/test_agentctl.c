@@ -309,6 +309,39 @@ static void test_config(void)
 	agent_config_free(&c);
 }
 
+/*
+ * Maps kept per kernel (keyed by `kernel` alone): 1024 shards while they
+ * fit 48 MiB, so a count gets all of them and a hist (34 words in each
+ * of 1024 kernel slots) is halved to 128; maps without key fit 16 MiB.
+ */
+static void test_kernel_maps(void)
+{
+	struct agentctl_opts o = { 0 };
+	struct map_sym c = syms[M_C], h = syms[M_H];
+	struct agent_config cfg;
+	bool ok;
+
+	syms[M_C].key = syms[M_H].key = &t_key_i;
+	syms[M_C].per_kernel = syms[M_H].per_kernel = true;
+	ok = !agentctl_build(&unit, &dset, &o, &cfg);
+	CHECK(ok, "kernel maps/build");
+	if (ok) {
+		const struct devrt_map_desc *dc = &cfg.maps[M_C];
+		const struct devrt_map_desc *dh = &cfg.maps[M_H];
+
+		CHECK(dc->nshards == 1024 && dc->capacity == 1024 &&
+		      (dc->flags & DEVRT_F_KERNEL),
+		      "kernel maps/count: 1024 shards of 1024 kernel slots");
+		CHECK(dh->nshards == 128 && dh->capacity == 1024,
+		      "kernel maps/hist: halved to 128 shards (48 MiB)");
+		CHECK(cfg.maps[M_A].nshards == 1024,
+		      "kernel maps/avg without key: 1024 shards");
+		agent_config_free(&cfg);
+	}
+	syms[M_C] = c;
+	syms[M_H] = h;
+}
+
 /* ------------------------------------------------------ a fake agent -- */
 
 struct fake {
@@ -1086,6 +1119,7 @@ int main(void)
 	}
 	setup_unit();
 	test_config();
+	test_kernel_maps();
 	test_agent();
 	test_went_away();
 	test_no_agent();
