@@ -205,6 +205,61 @@ void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
 	}
 }
 
+/*
+ * A map kept per kernel (DEVRT_F_KERNEL) holds one kernel in slot i of
+ * every shard (the agent writes it there; the device never claims
+ * slots), so its shards fold slot by slot: up to 1024 x 1024 copies
+ * are not sorted (330 ms for a full map), only the slots that counted.
+ * Two slots with the same key (one name in two modules) still fold
+ * into one entry, as the sorting walk below does.
+ */
+static int foreach_kernel(const struct devrt_map_desc *d, const void *image,
+			  devrt_entry_fn fn, void *arg)
+{
+	size_t klen = (d->key_size + 7) / 8 * 8, n = 0, nout = 0;
+	struct ent *e = calloc(d->capacity, sizeof(*e));
+	uint64_t *vals = calloc(d->capacity, (size_t)d->nwords * 8);
+	int ret = -ENOMEM;
+
+	if (!e || !vals)
+		goto out;
+	for (uint32_t i = 0; i < d->capacity; i++) {
+		uint64_t *acc = vals + n * d->nwords;
+		bool any = false;
+
+		for (uint32_t s = 0; s < d->nshards; s++) {
+			const uint8_t *p = slot_at(d, image, s, i);
+
+			if (!(rd64(p) & DEVRT_SLOT_FULL) ||
+			    (!rd64(p + 8) && !counted(d, p + 16 + klen)))
+				continue;
+			if (!any)
+				e[n].key = p + 16;
+			merge(d, acc, p + 16 + klen, any);
+			any = true;
+		}
+		if (any)
+			e[n++].val = acc;
+	}
+	g_klen = klen;
+	qsort(e, n, sizeof(*e), ent_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+
+		for (; j < n && !memcmp(e[j].key, e[i].key, klen); j++)
+			merge(d, e[i].val, (const uint8_t *)e[j].val, true);
+		nout++;
+		if (fn(e[i].key, e[i].val, arg))
+			break;
+		i = j;
+	}
+	ret = (int)nout;
+out:
+	free(vals);
+	free(e);
+	return ret;
+}
+
 int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 		      devrt_entry_fn fn, void *arg)
 {
@@ -215,6 +270,8 @@ int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 
 	if (d->kind == DEVRT_K_NONE || !d->nshards)
 		return 0;
+	if ((d->flags & DEVRT_F_KERNEL) && d->key_size)
+		return foreach_kernel(d, image, fn, arg);
 	/* every live slot of every shard, then merged by key */
 	for (uint32_t s = 0; s < d->nshards; s++) {
 		for (uint32_t i = 0; i < d->capacity; i++) {

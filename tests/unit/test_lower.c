@@ -718,6 +718,17 @@ static void test_host_merge(void)
  * slot ahead (state, key; live 0) and probes add to its value without
  * setting live.  Only kernels whose counts moved are entries.
  */
+static uint64_t keys[4];
+static int nkeys;
+
+static int in_order(const void *key, const uint64_t *val, void *arg)
+{
+	if (nkeys < 4)
+		memcpy(&keys[nkeys], key, 8);
+	nkeys++;
+	return 0;
+}
+
 static void test_host_kernel_map(void)
 {
 	struct devrt_map_desc pk = { .kind = DEVRT_K_COUNT,
@@ -739,6 +750,24 @@ static void test_host_kernel_map(void)
 	put(slot_of(&pk, img, 1, 1), 3, 6);
 	CHECK(devrt_map_foreach(&pk, img, collect, got) == 1 &&
 	      got[5] == 11, "kernel_map_counted");
+	/* slot 2 holds key 2 again (one name in two modules): one entry;
+	 * slot 3 key 0, counted in shard 1 only; keys come out sorted */
+	for (int s = 0; s < 2; s++) {
+		put(slot_of(&pk, img, s, 2), 0, DEVRT_SLOT_FULL | 9);
+		put(slot_of(&pk, img, s, 2), 2, 2);
+		put(slot_of(&pk, img, s, 2), 3, 3 + (uint64_t)s);
+		put(slot_of(&pk, img, s, 3), 0, DEVRT_SLOT_FULL | 9);
+		put(slot_of(&pk, img, s, 3), 2, 0);
+	}
+	put(slot_of(&pk, img, 1, 3), 3, 4);
+	memset(got, 0, sizeof(got));
+	memset(keys, 0xff, sizeof(keys));
+	nkeys = 0;
+	CHECK(devrt_map_foreach(&pk, img, collect, got) == 2 && got[0] == 2 &&
+	      got[5] == 18 && got[1] == 4, "kernel_map_same_key_folds");
+	CHECK(devrt_map_foreach(&pk, img, in_order, NULL) == 2 &&
+	      nkeys == 2 && keys[0] == 0 && keys[1] == 2,
+	      "kernel_map_sorted_by_key");
 	pk.flags = 0;	/* an ordinary keyed map needs the live word */
 	memset(got, 0, sizeof(got));
 	CHECK(devrt_map_foreach(&pk, img, collect, got) == 0,
