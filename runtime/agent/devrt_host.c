@@ -206,25 +206,61 @@ void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
 }
 
 /*
+ * Sort the N entries E by key, fold each run of equal keys (an entry's
+ * words: VAL when set, else the image's words after its key) and call
+ * FN once per key; the number of calls.
+ */
+static int emit(const struct devrt_map_desc *d, struct ent *e, size_t n,
+		devrt_entry_fn fn, void *arg)
+{
+	size_t klen = (d->key_size + 7) / 8 * 8, nout = 0;
+	uint64_t *vals;
+
+	if (!n)
+		return 0;
+	g_klen = klen;
+	if (klen)
+		qsort(e, n, sizeof(*e), ent_cmp);
+	vals = calloc(n, d->nwords ? (size_t)d->nwords * 8 : 8);
+	if (!vals)
+		return -ENOMEM;
+	for (size_t i = 0; i < n;) {
+		uint64_t *acc = vals + nout * d->nwords;
+		size_t j = i;
+
+		for (; j < n && (j == i || !memcmp(e[j].key, e[i].key, klen));
+		     j++)
+			merge(d, acc, e[j].val ? (const uint8_t *)e[j].val :
+				      e[j].key + klen, j > i);
+		nout++;
+		if (fn(d->key_size ? e[i].key : NULL, acc, arg))
+			break;
+		i = j;
+	}
+	free(vals);
+	return (int)nout;
+}
+
+/*
  * A map kept per kernel (DEVRT_F_KERNEL) holds one kernel in slot i of
  * every shard (the agent writes it there; the device never claims
  * slots), so its shards fold slot by slot: up to 1024 x 1024 copies
  * are not sorted (330 ms for a full map), only the slots that counted.
  * Two slots with the same key (one name in two modules) still fold
- * into one entry, as the sorting walk below does.
+ * into one entry.
  */
 static int foreach_kernel(const struct devrt_map_desc *d, const void *image,
 			  devrt_entry_fn fn, void *arg)
 {
-	size_t klen = (d->key_size + 7) / 8 * 8, n = 0, nout = 0;
+	size_t klen = (d->key_size + 7) / 8 * 8, n = 0;
 	struct ent *e = calloc(d->capacity, sizeof(*e));
-	uint64_t *vals = calloc(d->capacity, (size_t)d->nwords * 8);
+	uint64_t *sums = calloc(d->capacity, (size_t)d->nwords * 8);
 	int ret = -ENOMEM;
 
-	if (!e || !vals)
+	if (!e || !sums)
 		goto out;
 	for (uint32_t i = 0; i < d->capacity; i++) {
-		uint64_t *acc = vals + n * d->nwords;
+		uint64_t *acc = sums + n * d->nwords;
 		bool any = false;
 
 		for (uint32_t s = 0; s < d->nshards; s++) {
@@ -241,21 +277,9 @@ static int foreach_kernel(const struct devrt_map_desc *d, const void *image,
 		if (any)
 			e[n++].val = acc;
 	}
-	g_klen = klen;
-	qsort(e, n, sizeof(*e), ent_cmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-
-		for (; j < n && !memcmp(e[j].key, e[i].key, klen); j++)
-			merge(d, e[i].val, (const uint8_t *)e[j].val, true);
-		nout++;
-		if (fn(e[i].key, e[i].val, arg))
-			break;
-		i = j;
-	}
-	ret = (int)nout;
+	ret = emit(d, e, n, fn, arg);
 out:
-	free(vals);
+	free(sums);
 	free(e);
 	return ret;
 }
@@ -263,10 +287,9 @@ out:
 int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 		      devrt_entry_fn fn, void *arg)
 {
-	size_t klen = (d->key_size + 7) / 8 * 8, n = 0, cap = 0, nout = 0;
+	size_t klen = (d->key_size + 7) / 8 * 8, n = 0, cap = 0;
 	struct ent *e = NULL;
-	uint64_t *vals = NULL;
-	int ret = 0;
+	int ret;
 
 	if (d->kind == DEVRT_K_NONE || !d->nshards)
 		return 0;
@@ -297,33 +320,7 @@ int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 			n++;
 		}
 	}
-	if (!n)
-		goto out;
-	g_klen = klen;
-	if (klen)
-		qsort(e, n, sizeof(*e), ent_cmp);
-	vals = calloc(n, d->nwords ? (size_t)d->nwords * 8 : 8);
-	if (!vals) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n;) {
-		uint64_t *acc = vals + nout * d->nwords;
-		size_t j = i;
-
-		if (d->kind == DEVRT_K_MIN || d->kind == DEVRT_K_MAX)
-			acc[1] = 0;
-		for (; j < n && (j == i || !memcmp(e[j].key, e[i].key, klen));
-		     j++)
-			merge(d, acc, e[j].key + klen, j > i);
-		nout++;
-		if (fn(d->key_size ? e[i].key : NULL, acc, arg))
-			break;
-		i = j;
-	}
-	ret = (int)nout;
-out:
-	free(vals);
+	ret = emit(d, e, n, fn, arg);
 	free(e);
 	return ret;
 }
