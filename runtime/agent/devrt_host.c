@@ -205,6 +205,16 @@ void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
 	}
 }
 
+/* Slot P holds an entry: claimed (a map with key), and live or counted. */
+static bool is_entry(const struct devrt_map_desc *d, const uint8_t *p)
+{
+	size_t klen = (d->key_size + 7) / 8 * 8;
+
+	if (d->key_size && !(rd64(p) & DEVRT_SLOT_FULL))
+		return false;
+	return rd64(p + 8) || counted(d, p + 16 + klen);
+}
+
 /*
  * Sort the N entries E by key, fold each run of equal keys (an entry's
  * words: VAL when set, else the image's words after its key) and call
@@ -266,8 +276,7 @@ static int foreach_kernel(const struct devrt_map_desc *d, const void *image,
 		for (uint32_t s = 0; s < d->nshards; s++) {
 			const uint8_t *p = slot_at(d, image, s, i);
 
-			if (!(rd64(p) & DEVRT_SLOT_FULL) ||
-			    (!rd64(p + 8) && !counted(d, p + 16 + klen)))
+			if (!is_entry(d, p))
 				continue;
 			if (!any)
 				e[n].key = p + 16;
@@ -287,7 +296,7 @@ out:
 int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 		      devrt_entry_fn fn, void *arg)
 {
-	size_t klen = (d->key_size + 7) / 8 * 8, n = 0, cap = 0;
+	size_t n = 0, cap = 0;
 	struct ent *e = NULL;
 	int ret;
 
@@ -300,9 +309,7 @@ int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,
 		for (uint32_t i = 0; i < d->capacity; i++) {
 			const uint8_t *p = slot_at(d, image, s, i);
 
-			if (d->key_size && !(rd64(p) & DEVRT_SLOT_FULL))
-				continue;
-			if (!rd64(p + 8) && !counted(d, p + 16 + klen))
+			if (!is_entry(d, p))
 				continue;
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 64;
