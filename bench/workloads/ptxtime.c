@@ -22,6 +22,9 @@
  * the sum of the map's words is printed ("map total"): the updates the
  * probe made, to check a variant against the grid.  PTXTIME_FLUSH=MB
  * times each launch alone after a memset of MB megabytes (flushed()).
+ * PTXTIME_PERSIST=KB sets KB of the L2 aside for persisting lines and
+ * launches every module with an access-policy window over map 0's hot
+ * words (launch()), to see what map lines kept in the L2 would save.
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -46,6 +49,31 @@
 			exit(1);                                        \
 		}                                                       \
 	} while (0)
+
+/* PTXTIME_PERSIST: the window each module's launches carry (none when
+ * num_bytes is 0) */
+static CUaccessPolicyWindow window[MAX_FILES];
+
+static void launch(int f, CUfunction fn, unsigned *g, unsigned *b,
+		   void **params)
+{
+	CUlaunchAttribute at = {
+		.id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+	};
+	CUlaunchConfig cfg = {
+		.gridDimX = g[0], .gridDimY = g[1], .gridDimZ = g[2],
+		.blockDimX = b[0], .blockDimY = b[1], .blockDimZ = b[2],
+		.attrs = &at, .numAttrs = 1,
+	};
+
+	if (!window[f].num_bytes) {
+		CK(cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0,
+				  NULL, params, NULL));
+		return;
+	}
+	at.value.accessPolicyWindow = window[f];
+	CK(cuLaunchKernelEx(&cfg, fn, params, NULL));
+}
 
 static char *slurp(const char *path)
 {
@@ -83,8 +111,8 @@ static int cmp_float(const void *a, const void *b)
 /* the sum of every word of the map after one launch from zero: what
  * the probe counted (counts and histogram buckets add up to the
  * updates made), a check that the splice still counts right */
-static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
-		     CUdeviceptr dmap, unsigned long long *total)
+static int map_total(int f, CUfunction fn, unsigned *g, unsigned *b,
+		     void **params, CUdeviceptr dmap, unsigned long long *total)
 {
 	size_t n = MAP_BYTES / 8;
 	unsigned long long *w = malloc(n * 8);
@@ -92,8 +120,7 @@ static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
 	if (!w)
 		return -1;
 	CK(cuMemsetD8(dmap, 0, MAP_BYTES));
-	CK(cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, NULL,
-			  params, NULL));
+	launch(f, fn, g, b, params);
 	CK(cuCtxSynchronize());
 	CK(cuMemcpyDtoH(w, dmap, n * 8));
 	*total = 0;
@@ -106,16 +133,16 @@ static int map_total(CUfunction fn, unsigned *g, unsigned *b, void **params,
 /* PTXTIME_FLUSH=MB: each launch timed by its own events after a
  * memset of MB megabytes, which leaves the L2 (and the TLBs) as a
  * program's big passes leave them for its next kernel; us per launch */
-static float flushed(CUfunction fn, unsigned *g, unsigned *b, void **params,
-		     CUdeviceptr flush, size_t bytes, CUevent *ea, CUevent *eb)
+static float flushed(int f, CUfunction fn, unsigned *g, unsigned *b,
+		     void **params, CUdeviceptr flush, size_t bytes,
+		     CUevent *ea, CUevent *eb)
 {
 	float sum = 0, ms;
 
 	for (int i = 0; i < REPS; i++) {
 		CK(cuMemsetD32Async(flush, (unsigned int)i, bytes / 4, NULL));
 		CK(cuEventRecord(ea[i], NULL));
-		CK(cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0,
-				  NULL, params, NULL));
+		launch(f, fn, g, b, params);
 		CK(cuEventRecord(eb[i], NULL));
 	}
 	CK(cuEventSynchronize(eb[REPS - 1]));
@@ -173,7 +200,7 @@ int main(int argc, char **argv)
 	void *params[MAX_FILES][MAX_ARGS + 1];
 	static unsigned long long arg[MAX_ARGS][ARG_BYTES / 8];
 	CUdeviceptr dctx, dmap, flush = 0;
-	size_t flush_bytes = 0;
+	size_t flush_bytes = 0, persist = 0;
 	static CUevent ea[REPS], eb[REPS];
 	int nargs = 0, nf = argc - 5;
 	unsigned g[3], b[3];
@@ -201,6 +228,13 @@ int main(int argc, char **argv)
 		nargs++;
 	}
 	free(args);
+	if (getenv("PTXTIME_PERSIST")) {
+		persist = strtoull(getenv("PTXTIME_PERSIST"), NULL, 0) << 10;
+		CK(cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, persist));
+		CK(cuCtxGetLimit(&persist, CU_LIMIT_PERSISTING_L2_CACHE_SIZE));
+		printf("L2 set aside for persisting lines: %zu KB\n",
+		       persist >> 10);
+	}
 	CK(cuMemAlloc(&dctx, 1 << 16));
 	CK(cuMemsetD8(dctx, 0, 1 << 16));
 	CK(cuMemAlloc(&dmap, MAP_BYTES));
@@ -245,6 +279,16 @@ int main(int argc, char **argv)
 		ctxw[f][1] = 1;
 		ctxw[f][4] = dmap;
 		ctxw[f][5] = stride | hi << 32;
+		if (persist) {
+			size_t n = stride * (hi + 1);
+
+			window[f].base_ptr = (void *)dmap;
+			window[f].num_bytes = n < MAP_BYTES ? n : MAP_BYTES;
+			window[f].hitRatio = persist >= window[f].num_bytes ?
+				1.0f : (float)persist / window[f].num_bytes;
+			window[f].hitProp = CU_ACCESS_PROPERTY_PERSISTING;
+			window[f].missProp = CU_ACCESS_PROPERTY_STREAMING;
+		}
 	}
 	CK(cuEventCreate(&e0, 0));
 	CK(cuEventCreate(&e1, 0));
@@ -261,18 +305,15 @@ int main(int argc, char **argv)
 			float ms;
 
 			/* one launch first: the module's first-run costs */
-			CK(cuLaunchKernel(fn[f], g[0], g[1], g[2], b[0], b[1],
-					  b[2], 0, NULL, params[f], NULL));
+			launch(f, fn[f], g, b, params[f]);
 			if (flush) {
-				t[f][r] = flushed(fn[f], g, b, params[f],
+				t[f][r] = flushed(f, fn[f], g, b, params[f],
 						  flush, flush_bytes, ea, eb);
 				continue;
 			}
 			CK(cuEventRecord(e0, NULL));
 			for (int i = 0; i < REPS; i++)
-				CK(cuLaunchKernel(fn[f], g[0], g[1], g[2], b[0],
-						  b[1], b[2], 0, NULL,
-						  params[f], NULL));
+				launch(f, fn[f], g, b, params[f]);
 			CK(cuEventRecord(e1, NULL));
 			CK(cuEventSynchronize(e1));
 			CK(cuEventElapsedTime(&ms, e0, e1));
@@ -288,7 +329,7 @@ int main(int argc, char **argv)
 	for (int f = 0; f < nf; f++) {
 		unsigned long long total = 0;
 
-		if (spliced[f] && map_total(fn[f], g, b, params[f], dmap,
+		if (spliced[f] && map_total(f, fn[f], g, b, params[f], dmap,
 					    &total))
 			return 1;
 		printf("%-24s %10.2f %7.3f", argv[5 + f], t[f][ROUNDS / 2],
