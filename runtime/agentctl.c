@@ -524,7 +524,13 @@ static bool img_ok(const struct agentctl *ac, const struct agent_seg_map *im)
 	     d->lmax != w->lmax || d->lstep != w->lstep)))
 		return false;
 	t = *d;
-	if (devrt_map_layout(&t) || t.nwords != d->nwords ||
+	/* a map kept per kernel comes with the slots in use only */
+	if (d->flags & DEVRT_F_KERNEL)
+		t.capacity = w->capacity;
+	if (devrt_map_layout(&t))
+		return false;
+	devrt_map_used(&t, d->capacity, &t);
+	if (t.nwords != d->nwords ||
 	    t.capacity != d->capacity || t.slot_bytes != d->slot_bytes ||
 	    t.shard_bytes != d->shard_bytes || t.value_size != d->value_size)
 		return false;

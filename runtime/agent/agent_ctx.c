@@ -684,20 +684,62 @@ static size_t maps_bytes(const struct agent_actx *a)
 	return (size_t)(a->d_rings - a->base);
 }
 
-/* Host copy of map I of A into DST: live (context current) or saved. */
-static int copy_map(struct agent_actx *a, int i, void *dst)
+/*
+ * The layout of a host copy of map I of A: of a map kept per kernel, the
+ * slots claimed so far (agent_ctx_kernel_hot claims them for the first
+ * DEVRT_HOT_MAPS maps), else the whole map.
+ */
+static void image_desc(const struct agent_actx *a, int i,
+		       struct devrt_map_desc *out)
+{
+	devrt_map_used(&a->descs[i], i < DEVRT_HOT_MAPS ? a->kused[i] : 0,
+		       out);
+}
+
+/* Host copy of map I of A into DST, laid out as image_desc() says (OUT):
+ * live (A's context current, on its stream) or saved. */
+static int copy_map(struct agent_actx *a, int i, void *dst,
+		    const struct devrt_map_desc *out)
 {
 	const struct devrt_map_desc *d = &a->descs[i];
+	CUDA_MEMCPY2D c = { 0 };
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	uint8_t *to = dst;
 
 	if (a->dead) {
-		if (!a->saved)
+		const uint8_t *from = a->saved;
+
+		if (!from)
 			return -ENOENT;
-		memcpy(dst, a->saved + (d->base - a->base),
-		       devrt_map_bytes(d));
+		from += d->base - a->base;
+		for (uint32_t s = 0; s < d->nshards; s++)
+			memcpy(to + s * out->shard_bytes,
+			       from + s * d->shard_bytes, out->shard_bytes);
 		return 0;
 	}
-	return agent_drv.dtoh_async(dst, d->base, devrt_map_bytes(d),
-				    a->stream) == CUDA_SUCCESS ? 0 : -EIO;
+	if (out->shard_bytes == d->shard_bytes)
+		return agent_drv.dtoh_async(dst, d->base, devrt_map_bytes(d),
+					    a->stream) == CUDA_SUCCESS ?
+		       0 : -EIO;
+	/* the front of every shard at once; shard by shard if that fails */
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = d->base;
+	c.srcPitch = d->shard_bytes;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = dst;
+	c.dstPitch = out->shard_bytes;
+	c.WidthInBytes = out->shard_bytes;
+	c.Height = d->nshards;
+	if (agent_drv.memcpy2d_async)
+		r = agent_drv.memcpy2d_async(&c, a->stream);
+	if (r != CUDA_SUCCESS) {
+		r = CUDA_SUCCESS;
+		for (uint32_t s = 0; s < d->nshards && r == CUDA_SUCCESS; s++)
+			r = agent_drv.dtoh_async(to + s * out->shard_bytes,
+						 d->base + s * d->shard_bytes,
+						 out->shard_bytes, a->stream);
+	}
+	return r == CUDA_SUCCESS ? 0 : -EIO;
 }
 
 void agent_ctx_sync_all(void)
@@ -748,25 +790,27 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 				  agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS))
 			continue;
 		for (int i = 0; i < agent.cfg.nmaps && j < n; i++) {
-			const struct devrt_map_desc *d = &a->descs[i];
-			size_t bytes = devrt_map_bytes(d);
+			struct devrt_map_desc u;
+			size_t bytes;
 
-			if (d->kind == DEVRT_K_NONE)
+			if (a->descs[i].kind == DEVRT_K_NONE)
 				continue;
+			image_desc(a, i, &u);
+			bytes = devrt_map_bytes(&u);
 			if (off + bytes > agent.seg_len) {
 				agent_report_once("the map segment is full: "
 						  "some maps are missing");
 				ret = -ENOSPC;
 				break;
 			}
-			if (copy_map(a, i, agent.seg + off) < 0) {
+			if (copy_map(a, i, agent.seg + off, &u) < 0) {
 				ret = -EIO;
 				continue;
 			}
 			h->images[j] = (struct agent_seg_map){
 				.map = (uint32_t)i, .gpu = (uint32_t)a->gpu,
 				.offset = off, .bytes = bytes,
-				.drops = first ? a->drops : 0, .desc = *d,
+				.drops = first ? a->drops : 0, .desc = u,
 			};
 			first = false;
 			j++;
@@ -830,19 +874,20 @@ void agent_ctx_print_maps(void)
 				  agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS))
 			continue;
 		for (int i = 0; i < agent.cfg.nmaps; i++) {
-			struct print_arg p = { i, a->gpu, &a->descs[i] };
+			struct devrt_map_desc u;
+			struct print_arg p = { i, a->gpu, &u };
 			void *img;
 
 			if (a->descs[i].kind == DEVRT_K_NONE)
 				continue;
-			img = malloc(devrt_map_bytes(&a->descs[i]));
+			image_desc(a, i, &u);
+			img = malloc(devrt_map_bytes(&u));
 			if (!img)
 				continue;
-			if (copy_map(a, i, img) == 0 &&
+			if (copy_map(a, i, img, &u) == 0 &&
 			    (!live || agent_drv.stream_sync(a->stream) ==
 			     CUDA_SUCCESS) &&
-			    devrt_map_foreach(&a->descs[i], img, print_entry,
-					      &p) == 0)
+			    devrt_map_foreach(&u, img, print_entry, &p) == 0)
 				agent_report("map %d [gpu %d]: empty", i,
 					     a->gpu);
 			free(img);

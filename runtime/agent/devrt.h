@@ -236,6 +236,20 @@ void devrt_map_init(const struct devrt_map_desc *d, void *image);
 bool devrt_map_zero_init(const struct devrt_map_desc *d);
 
 /*
+ * The layout of a host copy of D that holds only the first USED slots of
+ * each shard (at least one, at most all), into *OUT (which may be D).  A
+ * map kept per kernel fills its slots in order as kernels are
+ * instrumented, so a snapshot copies those: a few KB of each shard, not
+ * 1024 slots (32 MB in all).  Any other map is copied whole: *OUT = *D.
+ */
+void devrt_map_used(const struct devrt_map_desc *d, uint32_t used,
+		    struct devrt_map_desc *out);
+
+/* The hot words of the first DEVRT_HOT_MAPS of NMAPS completed maps D. */
+void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
+		     uint64_t hot[2 * DEVRT_HOT_MAPS]);
+
+/*
  * Per-key totals of a host copy IMAGE of D's memory: shards merged
  * (counts, sums and buckets added, min/max combined over the shards that
  * set them, plain maps: the first shard holding the key).  FN gets each
@@ -244,10 +258,6 @@ bool devrt_map_zero_init(const struct devrt_map_desc *d);
  * returning nonzero stops the walk.  Returns the number of keys reported
  * or -ENOMEM.
  */
-/* The hot words of the first DEVRT_HOT_MAPS of NMAPS completed maps D. */
-void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
-		     uint64_t hot[2 * DEVRT_HOT_MAPS]);
-
 typedef int (*devrt_entry_fn)(const void *key, const uint64_t *val,
 			      void *arg);
 int devrt_map_foreach(const struct devrt_map_desc *d, const void *image,

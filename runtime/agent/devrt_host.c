@@ -87,6 +87,21 @@ uint64_t devrt_map_bytes(const struct devrt_map_desc *d)
 	return (uint64_t)d->nshards * d->shard_bytes;
 }
 
+void devrt_map_used(const struct devrt_map_desc *d, uint32_t used,
+		    struct devrt_map_desc *out)
+{
+	struct devrt_map_desc t = *d;
+
+	/* slot i is kernel slot i in every shard (foreach_kernel) */
+	if ((d->flags & DEVRT_F_KERNEL) && d->key_size) {
+		t.capacity = used < 1 ? 1 : used > d->capacity ?
+			     d->capacity : used;
+		t.shard_bytes = DEVRT_LINE + (uint64_t)t.capacity *
+					     d->slot_bytes;
+	}
+	*out = t;
+}
+
 static const uint8_t *slot_at(const struct devrt_map_desc *d,
 			      const void *image, uint32_t shard, uint32_t i)
 {

@@ -188,6 +188,44 @@ CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st)
 	return OK;
 }
 
+/* CUDA_MEMCPY2D; memory types 1 host, 2 device (both host memory here) */
+struct copy2d {
+	size_t src_x, src_y;
+	int src_type;
+	const void *src_host;
+	uint64_t src_dev;
+	void *src_array;
+	size_t src_pitch;
+	size_t dst_x, dst_y;
+	int dst_type;
+	void *dst_host;
+	uint64_t dst_dev;
+	void *dst_array;
+	size_t dst_pitch;
+	size_t width, height;
+};
+
+/* FAKECUDA_NO_MEMCPY2D: refused, as for memory types a driver cannot
+ * copy between, so that the agent's fallback runs */
+CUresult cuMemcpy2DAsync_v2(const struct copy2d *c, void *st)
+{
+	const char *no = getenv("FAKECUDA_NO_MEMCPY2D");
+	const char *src = c->src_type == 1 ? c->src_host :
+			  (const char *)(uintptr_t)c->src_dev;
+	char *dst = c->dst_type == 1 ? c->dst_host :
+		    (char *)(uintptr_t)c->dst_dev;
+
+	CAPTURE_CHECK("cuMemcpy2DAsync");
+	if ((no && *no) || c->src_x || c->src_y ||
+	    c->dst_x || c->dst_y || c->width > c->src_pitch ||
+	    c->width > c->dst_pitch)
+		return 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	for (size_t r = 0; r < c->height; r++)
+		memcpy(dst + r * c->dst_pitch, src + r * c->src_pitch,
+		       c->width);
+	return OK;
+}
+
 /*
  * "JIT": PTX text given with JIT options (the agent's spliced modules)
  * makes an instrumented module, saved to FAKECUDA_PTX_OUT when set;

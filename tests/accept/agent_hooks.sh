@@ -247,6 +247,15 @@ grep -qx '@: 40' "$T/gt" || { cat "$T/gt" "$T/gte"; fail "gputrace: device count
 	{ cat "$T/gte"; fail "no warning (once) for a GLOB that matched nothing"; }
 grep -q "matches 'vadd'" "$T/gte" && fail "warning for a GLOB that matched"
 grep -q "launched no CUDA kernel" "$T/gte" && fail "no-CUDA warning for a CUDA program"
+# a map kept per kernel: each snapshot copies the slots in use of every
+# shard, in one 2D copy or, where the driver refuses that, shard by shard
+for no2d in "" 1; do
+	FAKECUDA_NO_MEMCPY2D=$no2d "$GT" -c "$T/prog $T/vadd.fatbin $VADD" \
+		-e 'gpu:warp:vadd { @k[kernel] = count(); }' >"$T/gt" 2>"$T/gte" ||
+		{ cat "$T/gt" "$T/gte"; fail "gputrace -c prog, @k[kernel] (no 2D copy: '$no2d')"; }
+	grep -qx '@k\[vadd\]: 40' "$T/gt" ||
+		{ cat "$T/gt" "$T/gte"; fail "per-kernel count (no 2D copy: '$no2d')"; }
+done
 "$GT" -c "sh -c true" -e 'gpu:kernel:vadd { @ = count(); }' >"$T/gt" 2>"$T/gte" ||
 	{ cat "$T/gte"; fail "gputrace -c sh"; }
 [ "$(grep -c 'WARNING: the target launched no CUDA kernel' "$T/gte")" = 1 ] ||

@@ -780,6 +780,32 @@ static void test_host_kernel_map(void)
 	CHECK(devrt_map_foreach(&pk, img, in_order, NULL) == 2 &&
 	      nkeys == 2 && keys[0] == 0 && keys[1] == 2,
 	      "kernel_map_sorted_by_key");
+	/* a snapshot's copy of the first slots only: the same entries */
+	{
+		struct devrt_map_desc u, whole = pk;
+		uint8_t *front;
+
+		devrt_map_used(&pk, 3, &u);
+		front = calloc(1, devrt_map_bytes(&u));
+		for (int s = 0; s < 2; s++)
+			memcpy(front + s * u.shard_bytes,
+			       img + s * pk.shard_bytes, u.shard_bytes);
+		memset(got, 0, sizeof(got));
+		CHECK(u.capacity == 3 && u.nshards == 2 &&
+		      u.shard_bytes == DEVRT_LINE + 3 * pk.slot_bytes &&
+		      devrt_map_foreach(&u, front, collect1, got) == 1 &&
+		      got[5] == 18, "kernel_map_front_slots");
+		devrt_map_used(&pk, 0, &u);
+		CHECK(u.capacity == 1, "kernel_map_front_one_slot_at_least");
+		devrt_map_used(&pk, 9, &u);
+		CHECK(u.capacity == 4 && u.shard_bytes == pk.shard_bytes,
+		      "kernel_map_front_all_slots_at_most");
+		whole.flags = 0;
+		devrt_map_used(&whole, 1, &u);
+		CHECK(!memcmp(&u, &whole, sizeof(u)),
+		      "keyed_map_copied_whole");
+		free(front);
+	}
 	pk.flags = 0;	/* an ordinary keyed map needs the live word */
 	memset(got, 0, sizeof(got));
 	CHECK(devrt_map_foreach(&pk, img, collect1, got) == 0,
