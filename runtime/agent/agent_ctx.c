@@ -353,6 +353,32 @@ struct agent_actx *agent_ctx_get(CUcontext ctx, char *err, size_t errlen)
 }
 
 /*
+ * The pitched copy C between host and device on A's stream: in one call,
+ * or a row at a time where the driver refuses it.
+ */
+static CUresult copy_2d(struct agent_actx *a, const CUDA_MEMCPY2D *c)
+{
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+
+	if (agent_drv.memcpy2d_async)
+		r = agent_drv.memcpy2d_async(c, a->stream);
+	if (r == CUDA_SUCCESS)
+		return r;
+	r = CUDA_SUCCESS;
+	for (size_t y = 0; y < c->Height && r == CUDA_SUCCESS; y++)
+		r = c->dstMemoryType == CU_MEMORYTYPE_DEVICE ?
+		    agent_drv.htod_async(c->dstDevice + y * c->dstPitch,
+					 (const uint8_t *)c->srcHost +
+					 y * c->srcPitch, c->WidthInBytes,
+					 a->stream) :
+		    agent_drv.dtoh_async((uint8_t *)c->dstHost +
+					 y * c->dstPitch,
+					 c->srcDevice + y * c->srcPitch,
+					 c->WidthInBytes, a->stream);
+	return r;
+}
+
+/*
  * Claim slot I of per-kernel map D for key KEY in every shard: state
  * (full, the key's hash), live 0, the key.  Nothing on the device probes
  * these tables (every update comes through the hot words), so the slot
@@ -363,7 +389,7 @@ static int write_kslot(struct agent_actx *a, const struct devrt_map_desc *d,
 {
 	size_t row = 16 + d->key_size;
 	CUDA_MEMCPY2D c = { 0 };
-	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	CUresult r;
 	uint64_t st, h = 0;
 	uint8_t *rows;
 
@@ -379,7 +405,7 @@ static int write_kslot(struct agent_actx *a, const struct devrt_map_desc *d,
 		memcpy(rows + s * row, &st, 8);
 		memcpy(rows + s * row + 16, key, d->key_size);
 	}
-	/* the slot in every shard at once; row by row if that fails */
+	/* the slot in every shard */
 	c.srcMemoryType = CU_MEMORYTYPE_HOST;
 	c.srcHost = rows;
 	c.srcPitch = row;
@@ -388,15 +414,7 @@ static int write_kslot(struct agent_actx *a, const struct devrt_map_desc *d,
 	c.dstPitch = d->shard_bytes;
 	c.WidthInBytes = row;
 	c.Height = d->nshards;
-	if (agent_drv.memcpy2d_async)
-		r = agent_drv.memcpy2d_async(&c, a->stream);
-	if (r != CUDA_SUCCESS) {
-		r = CUDA_SUCCESS;
-		for (uint32_t s = 0; s < d->nshards && r == CUDA_SUCCESS; s++)
-			r = agent_drv.htod_async(c.dstDevice +
-						 (CUdeviceptr)s * d->shard_bytes,
-						 rows + s * row, row, a->stream);
-	}
+	r = copy_2d(a, &c);
 	/* rows are ours: the copies finish before they are freed */
 	if (agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
 		r = CUDA_ERROR_UNKNOWN;
@@ -593,7 +611,6 @@ static void drain_one(struct agent_actx *a, struct batch *b)
 	uint32_t n = agent.cfg.nrings, rb = agent.cfg.ring_bytes;
 	uint64_t stride = DEVRT_LINE + rb, drops = 0;
 	CUDA_MEMCPY2D c = { 0 };
-	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	bool wrote = false;
 
 	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
@@ -604,12 +621,8 @@ static void drain_one(struct agent_actx *a, struct batch *b)
 	c.dstPitch = sizeof(*a->hdrs);
 	c.WidthInBytes = 3 * sizeof(uint64_t);	/* head, tail, drops */
 	c.Height = n;
-	if (agent_drv.memcpy2d_async)
-		r = agent_drv.memcpy2d_async(&c, a->stream);
-	for (uint32_t i = 0; r != CUDA_SUCCESS && i < n; i++)
-		agent_drv.dtoh_async(&a->hdrs[i], a->d_rings + i * stride,
-				     3 * sizeof(uint64_t), a->stream);
-	if (agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
+	if (copy_2d(a, &c) != CUDA_SUCCESS ||
+	    agent_drv.stream_sync(a->stream) != CUDA_SUCCESS)
 		return;
 	b->gpu = a->gpu;
 	for (uint32_t i = 0; i < n; i++) {
@@ -703,7 +716,6 @@ static int copy_map(struct agent_actx *a, int i, void *dst,
 {
 	const struct devrt_map_desc *d = &a->descs[i];
 	CUDA_MEMCPY2D c = { 0 };
-	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 	uint8_t *to = dst;
 
 	if (a->dead) {
@@ -721,7 +733,7 @@ static int copy_map(struct agent_actx *a, int i, void *dst,
 		return agent_drv.dtoh_async(dst, d->base, devrt_map_bytes(d),
 					    a->stream) == CUDA_SUCCESS ?
 		       0 : -EIO;
-	/* the front of every shard at once; shard by shard if that fails */
+	/* the front of every shard */
 	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
 	c.srcDevice = d->base;
 	c.srcPitch = d->shard_bytes;
@@ -730,16 +742,7 @@ static int copy_map(struct agent_actx *a, int i, void *dst,
 	c.dstPitch = out->shard_bytes;
 	c.WidthInBytes = out->shard_bytes;
 	c.Height = d->nshards;
-	if (agent_drv.memcpy2d_async)
-		r = agent_drv.memcpy2d_async(&c, a->stream);
-	if (r != CUDA_SUCCESS) {
-		r = CUDA_SUCCESS;
-		for (uint32_t s = 0; s < d->nshards && r == CUDA_SUCCESS; s++)
-			r = agent_drv.dtoh_async(to + s * out->shard_bytes,
-						 d->base + s * d->shard_bytes,
-						 out->shard_bytes, a->stream);
-	}
-	return r == CUDA_SUCCESS ? 0 : -EIO;
+	return copy_2d(a, &c) == CUDA_SUCCESS ? 0 : -EIO;
 }
 
 void agent_ctx_sync_all(void)

@@ -240,7 +240,8 @@ bool devrt_map_zero_init(const struct devrt_map_desc *d);
  * each shard (at least one, at most all), into *OUT (which may be D).  A
  * map kept per kernel fills its slots in order as kernels are
  * instrumented, so a snapshot copies those: a few KB of each shard, not
- * 1024 slots (32 MB in all).  Any other map is copied whole: *OUT = *D.
+ * 1024 slots (44 MiB in all for a count).  Any other map is copied
+ * whole: *OUT = *D.
  */
 void devrt_map_used(const struct devrt_map_desc *d, uint32_t used,
 		    struct devrt_map_desc *out);

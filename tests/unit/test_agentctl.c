@@ -310,9 +310,10 @@ static void test_config(void)
 }
 
 /*
- * Maps kept per kernel (keyed by `kernel` alone): 1024 shards while they
- * fit 48 MiB, so a count gets all of them and a hist (34 words in each
- * of 1024 kernel slots) is halved to 128; maps without key fit 16 MiB.
+ * Maps kept per kernel (keyed by `kernel` alone, a 64-byte name): 1024
+ * shards halved until they fit 48 MiB, so a count (1024 slots of 88
+ * bytes in each shard) gets 512 and a hist (34 words a slot) 128; maps
+ * without key fit 16 MiB.
  */
 static void test_kernel_maps(void)
 {
@@ -321,7 +322,7 @@ static void test_kernel_maps(void)
 	struct agent_config cfg;
 	bool ok;
 
-	syms[M_C].key = syms[M_H].key = &t_key_i;
+	syms[M_C].key = syms[M_H].key = &t_key_s;
 	syms[M_C].per_kernel = syms[M_H].per_kernel = true;
 	ok = !agentctl_build(&unit, &dset, &o, &cfg);
 	CHECK(ok, "kernel maps/build");
@@ -329,9 +330,9 @@ static void test_kernel_maps(void)
 		const struct devrt_map_desc *dc = &cfg.maps[M_C];
 		const struct devrt_map_desc *dh = &cfg.maps[M_H];
 
-		CHECK(dc->nshards == 1024 && dc->capacity == 1024 &&
+		CHECK(dc->nshards == 512 && dc->capacity == 1024 &&
 		      (dc->flags & DEVRT_F_KERNEL),
-		      "kernel maps/count: 1024 shards of 1024 kernel slots");
+		      "kernel maps/count: halved to 512 shards of 1024 kernel slots");
 		CHECK(dh->nshards == 128 && dh->capacity == 1024,
 		      "kernel maps/hist: halved to 128 shards (48 MiB)");
 		CHECK(cfg.maps[M_A].nshards == 1024,
