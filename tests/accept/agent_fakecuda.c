@@ -15,7 +15,9 @@
  * nodes keep their parameters as the driver does (copied when set) and
  * run at cuGraphLaunch.  A fake libcupti (agent_fakecupti.c), when
  * loaded, is told of every kernel run.  With FAKECUDA_JIT_MS, compiles
- * after the first run in a fake PTX compiler (agent_fakejit.c).
+ * after the first run in a fake PTX compiler (agent_fakejit.c).  With
+ * FAKECUDA_NO_MEMCPY2D set, pitched copies are refused (the agent then
+ * copies row by row).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
