@@ -36,7 +36,7 @@
 #define MAX_FILES 32
 #define CTX_WORDS 20		/* gputrace's launch parameter: 160 bytes */
 #define REPS 200
-#define MAP_BYTES (64 << 20)	/* a map kept per kernel: 1024 x 32896 */
+#define MAP_BYTES (64 << 20)	/* a count kept per kernel: 512 x 90240 */
 #define ROUNDS 9
 
 #define CK(x)                                                           \
