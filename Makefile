@@ -24,10 +24,10 @@ endif
 LEX_SRC  := lang/lexer.l
 YACC_SRC := lang/parser.y
 GEN_C    := $(BUILD)/lang/lexer.c $(BUILD)/lang/parser.c
-# runtime/agent/agent_*.c are the in-process agent (agent_so.mk builds it),
-# except the config file code, which the tracer writes with.
-AGENT_ONLY := $(filter-out runtime/agent/agent_config.c,$(wildcard runtime/agent/agent_*.c))
-SRCS     := $(filter-out runtime/main.c $(AGENT_ONLY),$(wildcard lang/*.c compiler/*.c gpucode/*.c runtime/*.c runtime/agent/*.c probes/*.c))
+# runtime/agent/ is the in-process agent (agent_so.mk builds it); what
+# the tracer and the agent share (the device runtime's layout, the agent
+# protocol and its config file) lives in gpucode/.
+SRCS     := $(filter-out runtime/main.c,$(wildcard lang/*.c compiler/*.c gpucode/*.c runtime/*.c probes/*.c))
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o) $(GEN_C:%.c=%.o)
 MAIN_OBJ := $(BUILD)/runtime/main.o
 UNIT_SRC := $(wildcard tests/unit/*.c)

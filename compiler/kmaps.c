@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "compiler/sema.h"
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 
 struct kuse {
 	int good, bad;

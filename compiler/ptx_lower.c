@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 
 void pl_printf(struct pl_buf *b, const char *fmt, ...)
 {

@@ -3,7 +3,7 @@
  * Lowering verified device eBPF (gpu:kernel, gpu:warp clauses) to PTX.
  * Each clause becomes one `.func __gt_probe_K(ctx, t0, arg0..)` that the
  * splicer (gpucode/ptx.h) calls from every matched kernel; maps,
- * aggregations and printf go to the device runtime (runtime/agent/devrt.h,
+ * aggregations and printf go to the device runtime (gpucode/devrt.h,
  * devrt.cu).  docs/device-runtime.md has the design.
  */
 #ifndef GT_PTX_LOWER_H
@@ -35,7 +35,7 @@ struct pl_opts {
 	bool defer;
 };
 
-/* Words of the launch parameter (runtime/agent/agent_proto.h) a probe reads. */
+/* Words of the launch parameter (gpucode/agent_proto.h) a probe reads. */
 #define PL_W_LAUNCH	(1u << 1)
 #define PL_W_LAUNCH_NS	(1u << 2)
 #define PL_W_KERNEL	(1u << 3)

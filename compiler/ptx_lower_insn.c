@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 
 static const char *const rname[11] = {
 	"%r0", "%r1", "%r2", "%r3", "%r4", "%r5", "%r6", "%r7", "%r8", "%r9",
@@ -317,7 +317,7 @@ static int ctx_field(int id)
 
 /*
  * count(), hist() and smload() on a map without key, inline (no call:
- * these are most probes), on the SM's shard of runtime/agent/devrt.h's
+ * these are most probes), on the SM's shard of gpucode/devrt.h's
  * layout: the one slot after the shard header, its words after the
  * state and live words; shard counts are powers of two.  count and hist:
  * lanes adding to the same word (for count, all of them) are one update

@@ -31,7 +31,7 @@
 #include "probes/cuda_priv.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 #include "runtime/knames.h"
 
 #define R(f)	((int)offsetof(struct pt_regs, f))

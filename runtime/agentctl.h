@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tracer's side of the in-process agent (runtime/agent/agent_proto.h):
+ * The tracer's side of the in-process agent (gpucode/agent_proto.h):
  * the configuration file, the socket the agent connects to, the memfd
  * segment it writes device map snapshots into, and merging those
  * snapshots into the maps the session prints.  docs/agent-protocol.md.
@@ -26,7 +26,7 @@
 
 #include "compiler/device.h"
 #include "compiler/sema.h"
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 #include "runtime/output.h"
 
 #define AGENTCTL_LIB_ENV	"GPUTRACE_AGENT_LIB"	/* overrides the search */

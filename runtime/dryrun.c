@@ -16,7 +16,7 @@
 #include "probes/provider.h"
 #include "gpucode/fatbin.h"
 #include "gpucode/ptx.h"
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 #include "runtime/dryrun.h"
 
 bool dryrun_match(const char *glob, const char *name)

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "probes/elf_syms.h"
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
 

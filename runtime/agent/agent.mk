@@ -13,7 +13,7 @@ NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>
 DEVRT_PTX_C := $(BUILD)/runtime/agent/devrt_ptx.c
 DEVRT_PTX_O := $(BUILD)/runtime/agent/devrt_ptx.o
 
-$(DEVRT_PTX_C): runtime/agent/devrt.cu runtime/agent/devrt.h \
+$(DEVRT_PTX_C): runtime/agent/devrt.cu gpucode/devrt.h \
 		runtime/agent/devrt_embed.sh
 	@mkdir -p $(dir $@)
 	sh runtime/agent/devrt_embed.sh "$(NVCC)" runtime/agent/devrt.cu $@

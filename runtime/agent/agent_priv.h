@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 #include "gpucode/fatbin.h"
 #include "gpucode/ptx.h"
 

@@ -4,7 +4,7 @@
  * printf.  Built with `nvcc -ptx -rdc=true` at build time and embedded as
  * text (runtime/agent/devrt_embed.sh); the agent splices it into every
  * instrumented module ahead of the probe functions.  Layout and protocol:
- * runtime/agent/devrt.h and docs/device-runtime.md.
+ * gpucode/devrt.h and docs/device-runtime.md.
  *
  * Only sm_70+ instructions (match.any.sync, fns, shfl.sync, 64-bit
  * atomics): the text must assemble for every target sm_75 .. sm_90a.
@@ -23,7 +23,7 @@
  * ctx is the generic address of the struct devrt_ctx; keys and values are
  * generic addresses of 8-byte aligned buffers (the probe's stack).
  */
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 
 typedef unsigned long long u64;
 typedef long long s64;

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 
 typedef int CUresult;
 #define OK 0

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The tracer's side of the agent protocol (runtime/agent/agent_proto.h),
+ * The tracer's side of the agent protocol (gpucode/agent_proto.h),
  * just enough to test the agent: start CMD with the agent preloaded,
  * print what it says, ask for one snapshot, and at its goodbye print the
  * device maps found in the segment.
@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 
 static int send_msg(int fd, uint32_t type, uint64_t seq)
 {

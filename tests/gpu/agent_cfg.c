@@ -11,7 +11,7 @@
  * as the tracer would.  Build (needs devrt_ptx.c, see agent.mk):
  *
  *	cc -I. tests/gpu/agent_cfg.c compiler/ptx_lower*.c
- *	   compiler/dev_helpers.c runtime/agent/agent_config.c DEVRT_PTX.c
+ *	   compiler/dev_helpers.c gpucode/agent_config.c DEVRT_PTX.c
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
 #include "compiler/ptx_lower.h"
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 
 int main(int argc, char **argv)
 {

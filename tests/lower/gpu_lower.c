@@ -4,7 +4,7 @@
  * check what they compute.  The programs of lower_progs.h are verified,
  * lowered and put in one module with a kernel per probe (lp_module), which
  * the driver JITs; the context, maps and rings are set up as the agent
- * will (runtime/agent/devrt.h) and read back with the host helpers.
+ * will (gpucode/devrt.h) and read back with the host helpers.
  *
  *   alu, jmp   every thread's printf record equals what a host eBPF
  *              interpreter computes for that thread (several inputs,

@@ -17,7 +17,7 @@
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
 #include "compiler/ptx_lower.h"
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 #include "gpucode/ptx.h"
 
 #define LP_ALU32_IMM(op, d, k)	I_RAW(BPF_ALU | BPF_OP(op) | BPF_K, d, 0, 0, k)

@@ -16,8 +16,8 @@ agent_tools() {
 	fi
 	$CC $W tests/gpu/agent_cfg.c compiler/ptx_lower.c \
 		compiler/ptx_lower_an.c compiler/ptx_lower_insn.c \
-		compiler/dev_helpers.c runtime/agent/agent_config.c "$devrt" \
+		compiler/dev_helpers.c gpucode/agent_config.c "$devrt" \
 		-o "$T/cfg" || fail "building agent_cfg"
-	$CC $W tests/accept/agent_tracer.c runtime/agent/devrt_host.c \
+	$CC $W tests/accept/agent_tracer.c gpucode/devrt_host.c \
 		-o "$T/tracer" || fail "building agent_tracer"
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Lowering device eBPF to PTX (compiler/ptx_lower*.c) and the device
- * runtime's host helpers (runtime/agent/devrt_host.c).  The programs of
+ * runtime's host helpers (gpucode/devrt_host.c).  The programs of
  * tests/lower/lower_progs.h go through vf_verify and pl_lower; the
  * lowered text must assemble with ptxas for sm_75, sm_90 and sm_90a
  * (SKIP without ptxas), and the register cost of a count and a hist

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Host side of the device runtime's layout (runtime/agent/devrt.h): sizes,
+ * Host side of the device runtime's layout (gpucode/devrt.h): sizes,
  * initial images, and reading maps and printf rings back from host copies
  * of device memory, so the agent never guesses offsets.
  */
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/agent/devrt.h"
+#include "gpucode/devrt.h"
 
 #define AGENT_ENV_CONFIG	"GPUTRACE_AGENT_CONFIG"
 #define AGENT_ENV_SOCK		"GPUTRACE_AGENT_SOCK"

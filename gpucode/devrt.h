@@ -208,7 +208,7 @@ _Static_assert(offsetof(struct devrt_ctx, bad_reads) == DEVRT_CTX_BAD_READS,
 _Static_assert(sizeof(struct devrt_map_desc) == DEVRT_DESC_SIZE, "desc");
 _Static_assert(sizeof(struct devrt_ring_hdr) == DEVRT_LINE, "ring hdr");
 
-/* ---- host side (runtime/agent/devrt_host.c) ---- */
+/* ---- host side (gpucode/devrt_host.c) ---- */
 
 /* The runtime's PTX (module-scope text, no .version/.target), built from
  * devrt.cu at build time; "" when the build had no nvcc. */

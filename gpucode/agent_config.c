@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The agent's configuration file (runtime/agent/agent_proto.h): written
+ * The agent's configuration file (gpucode/agent_proto.h): written
  * by the tracer, read by the agent's constructor inside the target.  Text
  * lines for the numbers, length-prefixed blobs for PTX and names, so the
  * file can be read with `less` and parsed without a tokenizer.  The
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/agent/agent_proto.h"
+#include "gpucode/agent_proto.h"
 
 #define CONFIG_MAGIC	"gputrace-agent-config"
 #define CONFIG_VERSION	3
