@@ -81,6 +81,7 @@ int agent_config_write(const struct agent_config *c, const char *path)
 	for (int i = 0; i < c->ncompletes; i++)
 		put_blob(f, "glob", c->completes[i]);
 	fprintf(f, "reads %d\n", c->reads ? 1 : 0);
+	put_blob(f, "timeline", c->timeline);
 	fputs("end\n", f);
 	if (fflush(f) || ferror(f))
 		err = -(errno ? errno : EIO);
@@ -268,6 +269,12 @@ static int parse(struct rd *r, struct agent_config *c)
 	if (numbers(r, "reads", 1, v, 0, 1))
 		return -EINVAL;
 	c->reads = v[0];
+	if ((err = blob(r, "timeline", &c->timeline)))
+		return err;
+	if (!*c->timeline) {	/* none */
+		free(c->timeline);
+		c->timeline = NULL;
+	}
 	return numbers(r, "end", 0, v, 0, 0) || r->p != r->end ? -EINVAL : 0;
 }
 
@@ -323,5 +330,6 @@ void agent_config_free(struct agent_config *c)
 	free(c->completes);
 	free(c->maps);
 	free(c->decls);
+	free(c->timeline);
 	memset(c, 0, sizeof(*c));
 }

@@ -58,6 +58,8 @@ struct agent_config {
 	char **completes;
 	bool reads;			/* probes read device memory: track
 					 * allocations (agent_alloc.c) */
+	char *timeline;			/* --timeline: the file the agent
+					 * writes (absolute), or NULL */
 };
 
 #define AGENT_MAX_COMPLETES	64	/* one bit each in the record; the

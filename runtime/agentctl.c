@@ -132,6 +132,8 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 			      strdup(o->completes[c->ncompletes])))
 				goto nomem;
 	}
+	if (o->timeline && !(c->timeline = strdup(o->timeline)))
+		goto nomem;
 	/* an entry clause with deferred updates adds their exit text */
 	c->clauses = calloc(2 * ds->n + 1, sizeof(*c->clauses));
 	if (!c->decls || !c->maps || !c->clauses)

@@ -40,6 +40,7 @@ struct agentctl_opts {
 	uint32_t ring_bytes;	/* bytes each, a power of 2; 0: 256 KiB */
 	const char *const *completes;	/* cuda:complete GLOBs, bit order */
 	int ncompletes;
+	const char *timeline;	/* --timeline FILE (absolute), or NULL */
 	int attach_pid;		/* -p: an abstract socket only this process
 				 * may use; the configuration and segment
 				 * reach it as descriptors (docs/attach.md) */

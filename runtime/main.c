@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* gputrace: the command line. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
@@ -54,6 +55,8 @@ static void usage(FILE *f)
 	      "  -v             verbose\n"
 	      "  -d STAGE       dump ast, types, ebpf, ptx, ptx-all, verifier or all\n"
 	      "  --dry-run      compile and verify, attach nothing\n"
+	      "  --timeline FILE  with -c or -p: write a Chrome trace of the\n"
+	      "                 CUDA calls, kernels and copies to FILE\n"
 	      "  --unsafe       allow system() and signal()\n"
 	      "  -V, --version  version\n"
 	      "  -h, --help     this help\n", f);
@@ -153,6 +156,22 @@ static int parse_pid(const char *s, int *pid)
 	return 0;
 }
 
+/* PATH made absolute (the agent opens it from the target's cwd). */
+static char *abs_path(const char *path)
+{
+	char cwd[4096], *s;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "gputrace: --timeline: %s\n", strerror(errno));
+		return NULL;
+	}
+	if (asprintf(&s, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return s;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -250,6 +269,7 @@ int main(int argc, char **argv)
 		{ "unsafe", no_argument, NULL, 'U' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "timeline", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prog_text = NULL, *outfile = NULL, *fmt = "text", *cmd = NULL;
@@ -267,6 +287,7 @@ int main(int argc, char **argv)
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
+	char *timeline = NULL;
 	int c, ret = 1, ncomplete;
 
 	setlocale(LC_CTYPE, "");
@@ -314,6 +335,11 @@ int main(int argc, char **argv)
 		case 'U':
 			unsafe = true;
 			break;
+		case 'T':
+			free(timeline);
+			if (!(timeline = abs_path(optarg)))
+				return 1;
+			break;
 		case 'V':
 			printf("gputrace v%s\n", GT_VERSION);
 			return 0;
@@ -355,6 +381,11 @@ int main(int argc, char **argv)
 		}
 		src.name = strcmp(path, "-") ? path : "stdin";
 		src.text = text;
+	} else if (timeline) {
+		/* the timeline alone: a program that does nothing */
+		src.name = "stdin";
+		src.text = "END {}";
+		src.len = strlen(src.text);
 	} else if (isatty(STDIN_FILENO) && !cmd && !dry_run && !dump) {
 		return run_prompt(fmt, outfile, &sopts);
 	} else {
@@ -376,6 +407,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gputrace: -p and -c cannot be used together\n");
 		goto out;
 	}
+	if (timeline && !cmd && !sopts.pid) {
+		fprintf(stderr, "gputrace: --timeline needs -c CMD or -p PID\n");
+		goto out;
+	}
 	provider_target_cmd = cmd;
 	if (cmd && dry_run)	/* cuda:complete's probe is in the agent */
 		provider_agent_lib = dry_lib = agentctl_find_lib(NULL);
@@ -387,9 +422,10 @@ int main(int argc, char **argv)
 				 .target_pid = sopts.pid, .unsafe = unsafe };
 
 	/* -p with device probes: the agent will be injected (docs/attach.md) */
-	if (sopts.pid && !dry_run && needs_agent(prog)) {
+	if (sopts.pid && !dry_run && (needs_agent(prog) || timeline)) {
 		struct agentctl_opts ao = { .verbose = sopts.verbose,
-					    .attach_pid = sopts.pid };
+					    .attach_pid = sopts.pid,
+					    .timeline = timeline };
 
 		if (inject_check(sopts.pid) || agentctl_open(&ao, &ac))
 			goto out;
@@ -402,8 +438,9 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (needs_agent(prog)) {
-			struct agentctl_opts ao = { .verbose = sopts.verbose };
+		if (needs_agent(prog) || timeline) {
+			struct agentctl_opts ao = { .verbose = sopts.verbose,
+						    .timeline = timeline };
 
 			if (agentctl_open(&ao, &ac))
 				goto out;
@@ -451,7 +488,7 @@ int main(int argc, char **argv)
 		}
 	}
 	ncomplete = cuda_complete_globs(&obj, &cglobs);
-	if (ac && (have_ds || ncomplete)) {
+	if (ac && (have_ds || ncomplete || timeline)) {
 		agentctl_set_completes(ac, cglobs, ncomplete);
 		if (agentctl_configure(ac, u, &ds))
 			goto out;
@@ -482,6 +519,7 @@ out:
 		child_kill(&child);
 	agentctl_free(ac);
 	free(dry_lib);
+	free(timeline);
 	if (have_ds)
 		device_set_free(&ds);
 	if (o.f && o.f != stdout)

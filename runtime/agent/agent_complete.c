@@ -17,6 +17,8 @@
  * libcupti is opened at run time, like libcuda: from the CUDA install the
  * target uses, else the usual places.  Without it, or with a CUPTI older
  * than the one we were built against, cuda:complete is reported off.
+ * --timeline shares these buffers (agent_timeline.c): it adds the kinds
+ * it draws and gets every record.
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_version.h>
 
 #include "gpucode/kname.h"
@@ -46,7 +49,15 @@ static struct {
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+	void *cb_name;		/* cuptiGetCallbackName, for the timeline */
 } cupti;
+
+/* What --timeline draws besides the kernels. */
+static const CUpti_ActivityKind timeline_kinds[] = {
+	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2,
+};
+#define NTIMELINE_KINDS	(sizeof(timeline_kinds) / sizeof(timeline_kinds[0]))
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;		/* CUPTI opened, callbacks registered */
@@ -141,7 +152,7 @@ static void one(const CUpti_ActivityKernel10 *k)
 {
 	struct agent_complete_rec r = { 0 };
 
-	if (!k->name || !on)
+	if (!k->name || !on || !agent.cfg.ncompletes)
 		return;
 	kernel_of(k->name, &r.kernel, &r.match);
 	if (!r.match)
@@ -167,13 +178,36 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf,
 	CUpti_Activity *a = NULL;
 	size_t n = 0;
 
-	while (valid && cupti.next(buf, valid, &a) == CUPTI_SUCCESS)
+	while (valid && cupti.next(buf, valid, &a) == CUPTI_SUCCESS) {
 		if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 			one((const CUpti_ActivityKernel10 *)a);
+		agent_timeline_record(a);
+	}
+	agent_timeline_sync();
 	if (cupti.dropped && cupti.dropped(ctx, stream, &n) == CUPTI_SUCCESS &&
 	    n)
 		__atomic_add_fetch(&dropped, n, __ATOMIC_RELAXED);
 	free(buf);
+}
+
+/* Kernel records, and the timeline's kinds when it is on; 0 or 1. */
+static int enable_kinds(void)
+{
+	if (cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
+	    CUPTI_SUCCESS)
+		return 1;
+	if (agent_timeline_on())
+		for (size_t i = 0; i < NTIMELINE_KINDS; i++)
+			if (cupti.enable(timeline_kinds[i]) != CUPTI_SUCCESS)
+				agent_report("--timeline: CUPTI refused "
+					     "activity kind %d: not drawn",
+					     (int)timeline_kinds[i]);
+	return 0;
+}
+
+static bool wanted(void)
+{
+	return agent.cfg.ncompletes || agent.cfg.timeline;
 }
 
 static void start(void)
@@ -181,7 +215,7 @@ static void start(void)
 	uint32_t ver = 0;
 	void *h;
 
-	if (!agent.cfg.ncompletes)
+	if (!wanted())
 		return;
 	agent_in_hook++;	/* CUPTI's own driver calls are not the app's */
 	h = open_cupti();
@@ -204,6 +238,7 @@ static void start(void)
 	}
 	SYM(latency, "cuptiActivityEnableLatencyTimestamps");
 	SYM(dropped, "cuptiActivityGetNumDroppedRecords");
+	SYM(cb_name, "cuptiGetCallbackName");
 #undef SYM
 	/* records come in the layout of the CUPTI we were built with */
 	if (cupti.get_version(&ver) != CUPTI_SUCCESS ||
@@ -213,10 +248,11 @@ static void start(void)
 			     (unsigned)CUPTI_API_VERSION);
 		return;
 	}
+	if (agent.cfg.timeline)
+		agent_timeline_open(cupti.cb_name);
 	agent_in_hook++;
 	ver = cupti.callbacks(buf_request, buf_done) != CUPTI_SUCCESS ||
-	      cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
-	      CUPTI_SUCCESS;
+	      enable_kinds();
 	agent_in_hook--;
 	if (ver) {
 		agent_report("cuda:complete: CUPTI refused kernel activity "
@@ -233,7 +269,7 @@ static void start(void)
 /* Once per tracing session (-p attaches again after a detach). */
 void agent_complete_start(void)
 {
-	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !agent.cfg.ncompletes)
+	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !wanted())
 		return;
 	pthread_mutex_lock(&start_lock);
 	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE)) {
@@ -241,9 +277,10 @@ void agent_complete_start(void)
 	} else if (!loaded) {
 		start();
 	} else {
+		if (agent.cfg.timeline)
+			agent_timeline_open(cupti.cb_name);
 		agent_in_hook++;
-		if (cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
-		    CUPTI_SUCCESS)
+		if (!enable_kinds())
 			__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 		agent_in_hook--;
 	}
@@ -262,6 +299,7 @@ void agent_complete_flush(bool final)
 			agent_report("cuda:complete: %llu kernel records lost "
 				     "(CUPTI buffers full)",
 				     (unsigned long long)d);
+		agent_timeline_close();
 	}
 }
 
@@ -270,7 +308,10 @@ void agent_complete_stop(void)
 	if (!__atomic_load_n(&on, __ATOMIC_ACQUIRE))
 		return;
 	cupti.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	for (size_t i = 0; i < NTIMELINE_KINDS && agent_timeline_on(); i++)
+		cupti.disable(timeline_kinds[i]);
 	cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	__atomic_store_n(&on, 0, __ATOMIC_RELEASE);
+	agent_timeline_close();
 }
 #endif /* GT_AGENT_SO */

@@ -573,6 +573,14 @@ void agent_complete_flush(bool final) AGENT_HIDDEN;
 /* Records off (detach). */
 void agent_complete_stop(void) AGENT_HIDDEN;
 
+/* ---- agent_timeline.c: --timeline FILE from CUPTI's records ---- */
+bool agent_timeline_on(void) AGENT_HIDDEN;
+int agent_timeline_open(void *cupti_get_callback_name) AGENT_HIDDEN;
+/* REC: a CUpti_Activity of any kind */
+void agent_timeline_record(const void *rec) AGENT_HIDDEN;
+void agent_timeline_sync(void) AGENT_HIDDEN;
+void agent_timeline_close(void) AGENT_HIDDEN;
+
 /* ---- agent_serve.c: the background thread ---- */
 
 /* -p: send K's handle and name, wait (bounded) for the tracer's ACK. */

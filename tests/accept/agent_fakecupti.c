@@ -5,8 +5,10 @@
  * makes, and fakecupti_kernel(), which the fake libcuda
  * (agent_fakecuda.c) calls for every kernel it "runs".  Each run becomes
  * a CUpti_ActivityKernel10 record that lasted FAKECUPTI_NS (1000 ns)
- * after FAKECUPTI_QUEUED_NS (250 ns) in the queue; records are handed
- * to the agent's buffer callback at a flush.  Like a library with
+ * after FAKECUPTI_QUEUED_NS (250 ns) in the queue; with driver records
+ * on (--timeline), a cuLaunchKernel record of 100 ns on the calling
+ * thread comes before it, with the same correlation id.  Records are
+ * handed to the agent's buffer callback at a flush.  Like a library with
  * static objects it registers an exit handler as it loads; a flush
  * after that handler ran aborts.
  */
@@ -18,7 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+#include <sys/syscall.h>
+
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_version.h>
 
 #define FAKECUPTI_NS		1000
@@ -27,9 +34,16 @@
 
 static CUpti_BuffersCallbackRequestFunc req;
 static CUpti_BuffersCallbackCompleteFunc done;
-static int enabled;
-static CUpti_ActivityKernel10 pend[MAXREC];
+static int enabled, driver;
+/* records of either kind, each in a slot of the larger size */
+union rec {
+	CUpti_Activity a;
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityAPI api;
+};
+static union rec pend[MAXREC];
 static int npend;
+static uint32_t corr;
 static uint64_t now = 1000000;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -51,6 +65,8 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
 	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 		enabled = 1;
+	else if (kind == CUPTI_ACTIVITY_KIND_DRIVER)
+		driver = 1;
 	return CUPTI_SUCCESS;
 }
 
@@ -58,6 +74,18 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
 	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 		enabled = 0;
+	else if (kind == CUPTI_ACTIVITY_KIND_DRIVER)
+		driver = 0;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid,
+				 const char **name)
+{
+	if (dom != CUPTI_CB_DOMAIN_DRIVER_API ||
+	    cbid != CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*name = "cuLaunchKernel";
 	return CUPTI_SUCCESS;
 }
 
@@ -101,11 +129,24 @@ void fakecupti_kernel(const char *name, const unsigned g[3],
 		      const unsigned b[3])
 {
 	CUpti_ActivityKernel10 *k;
+	CUpti_ActivityAPI *a;
 
 	pthread_mutex_lock(&lock);
+	corr++;
+	if (driver && npend < MAXREC) {
+		a = &pend[npend++].api;
+		memset(a, 0, sizeof(pend[0]));
+		a->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+		a->cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+		a->start = now;
+		a->end = now + 100;
+		a->processId = (uint32_t)getpid();
+		a->threadId = (uint32_t)syscall(SYS_gettid);
+		a->correlationId = corr;
+	}
 	if (enabled && npend < MAXREC) {
-		k = &pend[npend++];
-		memset(k, 0, sizeof(*k));
+		k = &pend[npend++].k;
+		memset(k, 0, sizeof(pend[0]));
 		k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 		k->queued = now;
 		k->start = now + FAKECUPTI_QUEUED_NS;
@@ -118,6 +159,7 @@ void fakecupti_kernel(const char *name, const unsigned g[3],
 		k->blockY = (int)b[1];
 		k->blockZ = (int)b[2];
 		k->streamId = 7;
+		k->correlationId = corr;
 		k->name = name;
 	}
 	pthread_mutex_unlock(&lock);
@@ -151,10 +193,9 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
 				       CUpti_Activity **rec)
 {
-	uint8_t *p = *rec ? (uint8_t *)*rec + sizeof(CUpti_ActivityKernel10) :
-		     buf;
+	uint8_t *p = *rec ? (uint8_t *)*rec + sizeof(pend[0]) : buf;
 
-	if (p + sizeof(CUpti_ActivityKernel10) > buf + valid)
+	if (p + sizeof(pend[0]) > buf + valid)
 		return CUPTI_ERROR_MAX_LIMIT_REACHED;
 	*rec = (CUpti_Activity *)p;
 	return CUPTI_SUCCESS;
