@@ -156,9 +156,9 @@ static void name_thread(uint32_t tid)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
-	snprintf(path, sizeof(path), "%s (%u)", comm[0] ? comm : "thread",
-		 tid);
-	meta((uint32_t)agent.pid, tid, "thread_name", path);
+	/* viewers add the tid */
+	meta((uint32_t)agent.pid, tid, "thread_name",
+	     comm[0] ? comm : "thread");
 }
 
 static uint32_t gpu_pid(uint32_t dev)
@@ -419,9 +419,8 @@ int agent_timeline_open(void *cb_name)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
-	snprintf(path, sizeof(path), "%s (%d)", comm[0] ? comm : "process",
-		 (int)agent.pid);
-	meta((uint32_t)agent.pid, 0, "process_name", path);
+	meta((uint32_t)agent.pid, 0, "process_name",
+	     comm[0] ? comm : "process");
 	fflush(tl.f);
 	return 0;
 }

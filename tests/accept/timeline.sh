@@ -51,8 +51,8 @@ gpu = kern[0]["pid"]
 assert meta[("process_name", gpu, 0)] == "GPU 0", meta
 assert meta[("thread_name", gpu, 7)] == "stream 7", meta
 cpu = launch[0]["pid"]
-assert meta[("process_name", cpu, 0)].startswith("prog ("), meta
-assert meta[("thread_name", cpu, launch[0]["tid"])].endswith("(%d)" % launch[0]["tid"])
+assert meta[("process_name", cpu, 0)] == "prog", meta
+assert meta[("thread_name", cpu, launch[0]["tid"])] == "prog", meta
 assert gpu != cpu and kern[0]["ts"] > launch[0]["ts"]
 PY
 }
