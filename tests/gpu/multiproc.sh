@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# GPU: -c on a launcher of two CUDA processes (multiproc.cu), as torchrun
+# starts its ranks: the agent is in each, device probes work in each and
+# `pid` tells them apart.  Worker i makes 3 * (i + 1) launches of 256
+# warps (64 blocks of 128 threads): @w[pid] must be 768 and 1536 for the
+# workers' pids, @l[pid] 3 and 6, @c[pid] (cuda:complete) 3 and 6; each
+# worker's results right.  Both ways of starting the workers: fork then
+# exec, and fork alone.  Then, with torch, a 2-rank gloo job on one GPU
+# (torch.distributed.run): each rank's kernels counted under its pid.
+cd "$(dirname "$0")/../.." || exit 1
+GT=${GPUTRACE:-build/gputrace}
+NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+[ -x "$NVCC" ] || { echo "SKIP: no nvcc"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/gt-mp.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+"$NVCC" -O2 -o "$T/multiproc" tests/gpu/multiproc.cu || { echo "FAIL build"; exit 1; }
+nfail=0
+
+for mode in exec fork; do
+	timeout 120 "$GT" -q -c "$T/multiproc $mode" -e '
+gpu:warp:mp_vadd { @w[pid] = count(); }
+cuda:launch:mp_vadd { @l[pid] = count(); }
+cuda:complete:mp_vadd { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
+	rc=$?
+	ok=1
+	[ $rc = 0 ] || ok=0
+	for w in $(sed -n 's/^worker \([0-9]*\) launches \([0-9]*\) ok$/\1:\2/p' "$T/out"); do
+		p=${w%:*} n=${w#*:}
+		grep -qx "@w\[$p\]: $((n * 256))" "$T/out" || ok=0
+		grep -qx "@l\[$p\]: $n" "$T/out" || ok=0
+		grep -qx "@c\[$p\]: $n" "$T/out" || ok=0
+	done
+	[ "$(grep -c '^worker [0-9]* launches [36] ok$' "$T/out")" = 2 ] || ok=0
+	if [ $ok = 1 ]; then
+		echo "PASS $mode: two workers, exact per-pid counts"
+	else
+		echo "FAIL $mode: status $rc"
+		cat "$T/out"
+		grep -v 'info: dlsym' "$T/err" | tail -n 20
+		nfail=$((nfail + 1))
+	fi
+done
+
+if python3 -c 'import torch, torch.distributed; assert torch.cuda.is_available()' 2>/dev/null; then
+	cat >"$T/ddp.py" <<'PY'
+import os, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+m = torch.nn.Linear(128, 128).cuda()
+x = torch.randn(32, 128, device="cuda")
+for _ in range(5):
+    y = m(x).relu().sum()
+    y.backward()
+    for p in m.parameters():
+        g = p.grad.cpu()
+        dist.all_reduce(g)
+        p.grad.copy_(g)
+torch.cuda.synchronize()
+print("rank", rank, "pid", os.getpid(), "loss", y.item(), flush=True)
+dist.destroy_process_group()
+PY
+	timeout 240 "$GT" -q -c "python3 -m torch.distributed.run --nproc_per_node=2 $T/ddp.py" \
+		-e 'cuda:launch { @l[pid] = count(); } cuda:complete { @c[pid] = count(); }' \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	ok=1
+	n=0
+	for p in $(sed -n 's/^rank [01] pid \([0-9]*\) loss .*/\1/p' "$T/out"); do
+		l=$(sed -n "s/^@l\[$p\]: //p" "$T/out")
+		c=$(sed -n "s/^@c\[$p\]: //p" "$T/out")
+		[ -n "$l" ] && [ "$l" -gt 0 ] && [ "$l" = "$c" ] || ok=0
+		n=$((n + 1))
+	done
+	[ $rc = 0 ] && [ $n = 2 ] || ok=0
+	if [ $ok = 1 ]; then
+		echo "PASS torch.distributed.run, 2 gloo ranks: launches = completions per rank pid"
+	else
+		echo "FAIL torch.distributed.run: status $rc"
+		cat "$T/out"
+		grep -v 'info: dlsym' "$T/err" | tail -n 20
+		nfail=$((nfail + 1))
+	fi
+else
+	echo "SKIP torch.distributed: python3 has no torch with CUDA"
+fi
+[ "$nfail" -eq 0 ]
