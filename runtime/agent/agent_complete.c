@@ -54,7 +54,8 @@ static struct {
 
 /* What --timeline draws besides the kernels. */
 static const CUpti_ActivityKind timeline_kinds[] = {
-	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_MEMCPY,
 	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2,
 };
 #define NTIMELINE_KINDS	(sizeof(timeline_kinds) / sizeof(timeline_kinds[0]))
@@ -264,6 +265,19 @@ static void start(void)
 	loaded = 1;
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
 	agent_debug("cuda:complete: CUPTI, kernel records on");
+}
+
+/*
+ * --timeline: CUPTI from the program's first look-up of a driver entry
+ * point (the CUDA runtime makes them before its first allocation), so
+ * that the allocations and copies before the first launch are drawn.
+ * CUPTI is made to be set up that early (before cuInit) and during it.
+ */
+void agent_timeline_early(void)
+{
+	if (agent.cfg.timeline && agent.active && !agent_in_hook &&
+	    !__atomic_load_n(&on, __ATOMIC_ACQUIRE))
+		agent_complete_start();
 }
 
 /* Once per tracing session (-p attaches again after a detach). */

@@ -147,6 +147,7 @@ CUresult gt_get_proc(const char *sym, void **pfn, int ver, cuuint64_t flags)
 	r = agent_drv.get_proc(sym, pfn, ver, flags);
 	if (r == CUDA_SUCCESS && pfn)
 		*pfn = swap(sym, *pfn, ver, flags);
+	agent_timeline_early();
 	return r;
 }
 
@@ -163,6 +164,7 @@ CUresult gt_get_proc_v2(const char *sym, void **pfn, int ver,
 	r = agent_drv.get_proc_v2(sym, pfn, ver, flags, st);
 	if (r == CUDA_SUCCESS && pfn)
 		*pfn = swap(sym, *pfn, ver, flags);
+	agent_timeline_early();
 	return r;
 }
 

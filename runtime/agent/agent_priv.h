@@ -572,6 +572,8 @@ void agent_complete_start(void) AGENT_HIDDEN;
 void agent_complete_flush(bool final) AGENT_HIDDEN;
 /* Records off (detach). */
 void agent_complete_stop(void) AGENT_HIDDEN;
+/* --timeline: CUPTI on at the first driver look-up (agent_hooks.c). */
+void agent_timeline_early(void) AGENT_HIDDEN;
 
 /* ---- agent_timeline.c: --timeline FILE from CUPTI's records ---- */
 bool agent_timeline_on(void) AGENT_HIDDEN;

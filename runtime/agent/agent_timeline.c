@@ -6,10 +6,12 @@
  * The agent writes the file itself, from the thread that hands CUPTI's
  * buffers back: the records never cross to the tracer, and what is on
  * disk is a JSON array that viewers load even when its end is missing
- * (the tracer or the target killed).  Memory is bounded: CUPTI's
- * buffers, a stdio buffer, and launches whose kernel has not come back
- * yet (TL_PENDING, so that the CPU slice of a launch can name its
- * kernel); past that a launch is written without the name.
+ * (the target killed).  Memory is bounded: CUPTI's buffers, a stdio
+ * buffer, and launches whose kernel record has not come yet, or kernel
+ * names whose launch record has not (CUPTI hands them back in separate
+ * buffers, in either order: TL_PENDING, so that the CPU slice of a
+ * launch can name its kernel); past that a launch is written without
+ * the name.
  *
  * One clock: every timestamp is CUPTI's (ns), written in microseconds
  * since the first record of the session.  CPU tracks are the process's
@@ -39,11 +41,14 @@
 
 enum { CB_UNKNOWN, CB_SKIP, CB_LAUNCH, CB_KEEP };
 
+/* A launch call waiting for its kernel's name, or the name waiting for
+ * the call (KERNEL set, FUNC NULL). */
 struct pending {
 	uint32_t corr;		/* 0: free */
 	uint32_t tid;
 	uint64_t start, end;
 	const char *func;
+	char *kernel;
 };
 
 static struct {
@@ -51,7 +56,7 @@ static struct {
 	pthread_mutex_t lock;
 	CUptiResult (*cb_name)(CUpti_CallbackDomain, uint32_t, const char **);
 	uint64_t t0;		/* first timestamp written */
-	uint8_t cbid[TL_CBIDS];
+	uint8_t cbid[2][TL_CBIDS];	/* driver, runtime */
 	uint32_t named[TL_THREADS];
 	int nnamed;
 	uint32_t gpus;		/* bit d: GPU d named */
@@ -60,19 +65,25 @@ static struct {
 	uint64_t events, unnamed;
 } tl = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The driver calls that the cuda: provider knows, by name prefix. */
+/*
+ * The calls that the cuda: provider knows, by name after the "cu" or
+ * "cuda" prefix: driver calls (programs and libraries that use the
+ * driver API, Triton's launches) and runtime calls (the CUDA runtime
+ * reaches the driver through paths CUPTI records only in part).
+ */
 static int classify(const char *name)
 {
 	static const char *const keep[] = {
-		"cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
-		"cuMemHostAlloc", "cuMemCreate", "cuCtxSynchronize",
-		"cuStreamSynchronize", "cuEventSynchronize", "cuGraphLaunch",
-		"cuModuleLoad", "cuLibraryLoad", "cuStreamWaitEvent",
+		"Memcpy", "Memset", "MemAlloc", "Malloc", "MemFree", "Free",
+		"MemHostAlloc", "HostAlloc", "MemCreate", "CtxSynchronize",
+		"DeviceSynchronize", "StreamSynchronize", "EventSynchronize",
+		"GraphLaunch", "ModuleLoad", "LibraryLoad", "StreamWaitEvent",
 	};
 
-	if (!name)
+	if (!name || strncmp(name, "cu", 2))
 		return CB_SKIP;
-	if (!strncmp(name, "cuLaunch", 8))
+	name += strncmp(name, "cuda", 4) ? 2 : 4;
+	if (!strncmp(name, "Launch", 6))
 		return CB_LAUNCH;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if (!strncmp(name, keep[i], strlen(keep[i])))
@@ -80,18 +91,27 @@ static int classify(const char *name)
 	return CB_SKIP;
 }
 
-static const char *cb_name(uint32_t cbid, int *cls)
+/* The call's name (runtime names lose their "_v3020" version), and its
+ * class, cached per callback id. */
+static const char *cb_name(bool runtime, uint32_t cbid, int *cls)
 {
-	const char *name = NULL;
+	static __thread char buf[96];
+	const char *name = NULL, *v;
 
 	if (tl.cb_name)
-		tl.cb_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+		tl.cb_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API :
+			   CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
 	if (cbid < TL_CBIDS) {
-		if (tl.cbid[cbid] == CB_UNKNOWN)
-			tl.cbid[cbid] = (uint8_t)classify(name);
-		*cls = tl.cbid[cbid];
+		if (tl.cbid[runtime][cbid] == CB_UNKNOWN)
+			tl.cbid[runtime][cbid] = (uint8_t)classify(name);
+		*cls = tl.cbid[runtime][cbid];
 	} else {
 		*cls = classify(name);
+	}
+	if (runtime && name && (v = strstr(name, "_v")) &&
+	    (size_t)(v - name) < sizeof(buf)) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(v - name), name);
+		name = buf;
 	}
 	return name;
 }
@@ -223,34 +243,50 @@ static struct pending *pend_slot(uint32_t corr)
 	return &tl.pend[(corr * 2654435761u) % TL_PENDING];
 }
 
-static void api(const CUpti_ActivityAPI *a)
+/* Free slot P: what it held is written as it is (an unnamed launch;
+ * a kernel name whose launch never came is dropped). */
+static void pend_drop(struct pending *p)
 {
-	struct pending *p;
-	const char *func;
+	if (p->corr && p->func)
+		cpu_slice(p->func, p->tid, p->start, p->end, p->corr, NULL);
+	free(p->kernel);
+	memset(p, 0, sizeof(*p));
+}
+
+/* A launch call with its kernel's name, and the flow's start. */
+static void launch_named(const struct pending *p, const char *kernel)
+{
+	cpu_slice(p->func, p->tid, p->start, p->end, p->corr, kernel);
+	fprintf(tl.f, "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":"
+		"\"launch\",\"id\":%u,\"pid\":%d,\"tid\":%u,", p->corr,
+		(int)agent.pid, p->tid);
+	put_ts("ts", p->start);
+	fputs("},\n", tl.f);
+}
+
+static void api(const CUpti_ActivityAPI *a, bool runtime)
+{
+	struct pending *p, call;
 	int cls;
 
-	func = cb_name(a->cbid, &cls);
+	call = (struct pending){ a->correlationId, a->threadId, a->start,
+				 a->end, cb_name(runtime, a->cbid, &cls),
+				 NULL };
 	if (cls == CB_SKIP)
 		return;
-	if (cls == CB_LAUNCH) {
-		/* written when its kernel comes back, with the name */
-		p = pend_slot(a->correlationId);
-		if (p->corr) {	/* taken: the older one goes unnamed */
-			cpu_slice(p->func, p->tid, p->start, p->end, p->corr,
-				  NULL);
-			tl.unnamed++;
-		}
-		*p = (struct pending){ a->correlationId, a->threadId, a->start,
-				       a->end, func };
-		/* the flow starts on the launch */
-		fprintf(tl.f, "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":"
-			"\"launch\",\"id\":%u,\"pid\":%d,\"tid\":%u,",
-			a->correlationId, (int)agent.pid, a->threadId);
-		put_ts("ts", a->start);
-		fputs("},\n", tl.f);
+	if (cls != CB_LAUNCH) {
+		cpu_slice(call.func, a->threadId, a->start, a->end,
+			  a->correlationId, NULL);
 		return;
 	}
-	cpu_slice(func, a->threadId, a->start, a->end, a->correlationId, NULL);
+	p = pend_slot(a->correlationId);
+	if (p->corr == a->correlationId && p->kernel) {
+		launch_named(&call, p->kernel);	/* its kernel came first */
+		pend_drop(p);
+		return;
+	}
+	pend_drop(p);		/* taken: the older one goes as it is */
+	*p = call;
 }
 
 static void kernel(const CUpti_ActivityKernel10 *k)
@@ -264,9 +300,15 @@ static void kernel(const CUpti_ActivityKernel10 *k)
 	uint32_t pid = gpu_pid(k->deviceId);
 
 	stream_track(k->deviceId, k->streamId);
-	if (p->corr == k->correlationId && p->corr) {
-		cpu_slice(p->func, p->tid, p->start, p->end, p->corr, shown);
-		p->corr = 0;
+	if (k->correlationId && !k->graphId) {
+		if (p->corr == k->correlationId && p->func) {
+			launch_named(p, shown);
+			memset(p, 0, sizeof(*p));
+		} else {	/* the launch comes later */
+			pend_drop(p);
+			p->corr = k->correlationId;
+			p->kernel = strdup(shown);
+		}
 	}
 	fputs("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"", tl.f);
 	put_str(shown);
@@ -359,7 +401,9 @@ void agent_timeline_record(const void *rec)
 	pthread_mutex_lock(&tl.lock);
 	switch (a->kind) {
 	case CUPTI_ACTIVITY_KIND_DRIVER:
-		api((const CUpti_ActivityAPI *)a);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		api((const CUpti_ActivityAPI *)a,
+		    a->kind == CUPTI_ACTIVITY_KIND_RUNTIME);
 		break;
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 		kernel((const CUpti_ActivityKernel10 *)a);
@@ -441,14 +485,8 @@ void agent_timeline_close(void)
 	if (!tl.f)
 		return;
 	pthread_mutex_lock(&tl.lock);
-	for (size_t i = 0; i < TL_PENDING; i++) {
-		struct pending *p = &tl.pend[i];
-
-		if (p->corr)
-			cpu_slice(p->func, p->tid, p->start, p->end, p->corr,
-				  NULL);
-		p->corr = 0;
-	}
+	for (size_t i = 0; i < TL_PENDING; i++)
+		pend_drop(&tl.pend[i]);
 	/* the last element has no comma after it */
 	fprintf(tl.f, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"gputrace\","
 		"\"args\":{\"events\":%llu}}\n]\n", (int)agent.pid,

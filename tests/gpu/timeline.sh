@@ -47,8 +47,8 @@ def check(cond, what):
     ok = ok and cond
 check(got == want, "kernel slices per (kernel, stream) = cuda:complete: %s vs %s" % (dict(got), dict(want)))
 check(sum(got.values()) == 10 + 7 + 2 * 3, "23 kernel runs (%d)" % sum(got.values()))
-launch = [e for e in X if e.get("cat") == "cuda" and e["name"].startswith("cuLaunch")]
-named = [e for e in launch if "kernel" in e["args"]]
+launch = [e for e in X if e.get("cat") == "cuda" and "Launch" in e["name"]]
+named = {e["args"]["correlation"] for e in launch if "kernel" in e["args"]}
 check(len(named) == 17, "17 launches name their kernel (%d)" % len(named))
 s = {e["id"] for e in ev if e.get("ph") == "s"}
 f = {e["id"] for e in ev if e.get("ph") == "f"}
@@ -60,7 +60,8 @@ check(kinds["HtoD"] >= 1 and kinds["DtoH"] >= 1 and kinds["memset"] >= 1, "copie
 C = [e for e in ev if e.get("ph") == "C"]
 check(any(e["args"]["bytes"] >= 2 * 4 * 65536 for e in C), "device memory counter")
 cpu = {e["name"] for e in X if e.get("cat") == "cuda"}
-check({"cuStreamSynchronize", "cuGraphLaunch"} & set(n.split("_")[0] for n in cpu) != set(), "sync and graph calls drawn: %s" % sorted(cpu))
+check(any("StreamSynchronize" in n for n in cpu) and any("GraphLaunch" in n for n in cpu) and
+      any("Malloc" in n or "MemAlloc" in n for n in cpu), "sync, graph and allocation calls drawn: %s" % sorted(cpu))
 sys.exit(0 if ok else 1)
 PY
 
