@@ -25,6 +25,7 @@
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
 #include "runtime/list.h"
+#include "runtime/metrics.h"
 #include "runtime/prompt.h"
 #include "runtime/session.h"
 
@@ -55,6 +56,9 @@ static void usage(FILE *f)
 	      "  -d STAGE       dump ast, types, ebpf, ptx, ptx-all, verifier or all\n"
 	      "  --dry-run      compile and verify, attach nothing\n"
 	      "  --unsafe       allow system() and signal()\n"
+	      "  --metrics [ADDR:]PORT  serve the maps to Prometheus on\n"
+	      "                 http://ADDR:PORT/metrics (ADDR 127.0.0.1)\n"
+	      "  --metrics-any  let --metrics take 0.0.0.0 or ::\n"
 	      "  -V, --version  version\n"
 	      "  -h, --help     this help\n", f);
 }
@@ -248,6 +252,8 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "dry-run", no_argument, NULL, 'D' },
 		{ "unsafe", no_argument, NULL, 'U' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-any", no_argument, NULL, 'A' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -314,6 +320,12 @@ int main(int argc, char **argv)
 		case 'U':
 			unsafe = true;
 			break;
+		case 'M':
+			sopts.metrics = optarg;
+			break;
+		case 'A':
+			sopts.metrics_any = true;
+			break;
 		case 'V':
 			printf("gputrace v%s\n", GT_VERSION);
 			return 0;
@@ -356,6 +368,10 @@ int main(int argc, char **argv)
 		src.name = strcmp(path, "-") ? path : "stdin";
 		src.text = text;
 	} else if (isatty(STDIN_FILENO) && !cmd && !dry_run && !dump) {
+		if (sopts.metrics) {
+			fprintf(stderr, "gputrace: --metrics needs a program (-e or FILE), not the prompt\n");
+			return 1;
+		}
 		return run_prompt(fmt, outfile, &sopts);
 	} else {
 		usage(stderr);
@@ -375,6 +391,18 @@ int main(int argc, char **argv)
 	if (cmd && sopts.pid) {
 		fprintf(stderr, "gputrace: -p and -c cannot be used together\n");
 		goto out;
+	}
+	if (sopts.metrics) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		char err[512];
+
+		/* a bad address is told before anything is compiled */
+		if (metrics_parse_addr(sopts.metrics, sopts.metrics_any, &ss,
+				       &sl, err, sizeof(err))) {
+			fprintf(stderr, "gputrace: %s\n", err);
+			goto out;
+		}
 	}
 	provider_target_cmd = cmd;
 	if (cmd && dry_run)	/* cuda:complete's probe is in the agent */
