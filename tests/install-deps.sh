@@ -11,12 +11,15 @@ set -e
 # its usdt test program), time for the benchmarks, man-db
 # and groff-base for the man page checks of tests/accept/install.sh,
 # clang 14 and its libFuzzer runtime for tests/fuzz/, libc6-dbg for -l's
-# separate debug symbols (tests/accept/list_parity.sh).
+# separate debug symbols (tests/accept/list_parity.sh), libmicrohttpd-dev
+# for --metrics (its header at build time, libmicrohttpd12 dlopen'd) and
+# curl, python3 and prometheus (promtool too) for tests/accept/metrics_*.sh.
 PKGS="build-essential gcc make pkg-config flex bison
 libbpf-dev libelf-dev libdw-dev libbz2-dev liblzma-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
 libiberty-dev libncurses-dev libbsd-dev libmd-dev
 bpftrace time coreutils diffutils man-db groff-base systemtap-sdt-dev libc6-dbg
-clang-14 libclang-rt-14-dev"
+clang-14 libclang-rt-14-dev
+libmicrohttpd-dev curl python3 prometheus"
 
 missing=
 for p in $PKGS; do
