@@ -17,7 +17,8 @@ metrics_cleanup() {
 	for p in $MPIDS; do
 		wait "$p" 2>/dev/null
 	done
-	rm -rf "$MDIR"
+	# and agent_lib.sh's folder, whose trap this one replaced
+	rm -rf "$MDIR" ${T:+"$T"}
 }
 
 # metrics_start NAME ARGS...: gputrace --metrics 127.0.0.1:0 ARGS in the
