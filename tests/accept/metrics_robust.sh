@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Acceptance: no request stalls or crashes the tracer behind --metrics:
 # other paths get 404, other methods 405 (with Allow), HEAD no body; a
-# client that never finishes its request, and more idle connections
-# than the limit, do not keep another client from its page for longer
-# than the connection timeout; 10000 requests in a row are all answered;
+# client that never finishes its request, more idle connections than
+# the limit and malformed requests (garbage, a 100 KB header, a 40 KB
+# path, a bad chunk, a huge body) do not keep another client from its
+# page for longer than the connection timeout; 10000 requests in a row
+# are all answered;
 # through it all the program's interval probe keeps running and its
 # exit dump comes at SIGINT.  Addresses: 0.0.0.0 and :: are refused
 # without --metrics-any, malformed ones and a port in use are errors.
@@ -59,9 +61,10 @@ n=$(curl -s -m 5 -I "http://127.0.0.1:$p/metrics" | grep -ci '^content-type: tex
 [ "$n" = 1 ] || { echo "HEAD: no text format content type"; exit 1; }
 
 # a client stuck in its headers, then 100 idle connections (the limit
-# is 64, the timeout 5 s): the page still comes, within 12 s
+# is 64, the timeout 5 s) and malformed requests: the page still comes,
+# within 12 s
 python3 - "$p" <<'PY' || exit 1
-import socket, sys, time, urllib.request
+import socket, sys, threading, time, urllib.request
 port = int(sys.argv[1])
 url = "http://127.0.0.1:%d/metrics" % port
 slow = socket.create_connection(("127.0.0.1", port))
@@ -70,12 +73,33 @@ t = time.time()
 body = urllib.request.urlopen(url, timeout=5).read()
 if b"gputrace_ticks_total" not in body:
     sys.exit("no page while a client is stuck in its request")
+# malformed requests at the same time: whatever libmicrohttpd answers
+# (400, 414, 431 or a close), the tracer goes on
+bad = [b"\x00\xff garbage\r\n\r\n",
+       b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n",
+       b"GET " + b"/a" * 20000 + b" HTTP/1.1\r\n\r\n",
+       b"GET /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+       b"POST /metrics HTTP/1.1\r\nContent-Length: 100000000\r\n\r\nabc"]
+def send_bad(data):
+    try:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.settimeout(12)
+        s.sendall(data)
+        s.recv(100)
+        s.close()
+    except OSError:
+        pass
+threads = [threading.Thread(target=send_bad, args=(d,)) for d in bad]
+for th in threads:
+    th.start()
 idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(100)]
 t = time.time()
 body = urllib.request.urlopen(url, timeout=12).read()
 if b"gputrace_ticks_total" not in body:
     sys.exit("no page with 100 idle connections")
 print("page with 100 idle connections after %.1f s" % (time.time() - t))
+for th in threads:
+    th.join()
 PY
 
 # 10000 requests, each answered 200
