@@ -8,10 +8,10 @@
  * where only the tracer was copied; without the library --metrics fails
  * with a message, nothing else changes.
  *
- * A client cannot stall the loop: sockets are non-blocking, a request
- * that does not complete in METRICS_TIMEOUT_S seconds is dropped, at
- * most METRICS_MAX_CONN connections are open, and each one's request
- * buffer is bounded.
+ * A client cannot stall the loop: sockets are non-blocking, a
+ * connection silent for METRICS_TIMEOUT_S seconds is dropped, at most
+ * METRICS_MAX_CONN connections are open, and each one's request buffer
+ * is bounded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
