@@ -40,9 +40,7 @@ done
 sleep 1.1
 metrics_get "$p" >"$MDIR/page" || { echo "scrape failed"; exit 1; }
 : >"$T/go"
-wait "$MPID"
-rc=$?
-[ $rc -eq 0 ] || { echo "gputrace exit status $rc"; cat "$MDIR/dev.err"; exit 1; }
+metrics_end "$MPID" dev wait
 
 for m in host both; do
 	got=$(num "$MDIR/page" "gputrace_${m}_total")

@@ -86,7 +86,7 @@ if [ -z "$t2" ] || [ "${t1:-0}" -ge "$t2" ]; then
 fi
 
 # the exit output is the same with --metrics as without
-metrics_stop "$MPID"
+metrics_end "$MPID" page
 timeout -k 5 20 "$GT" -e "$prog BEGIN { exit(); }" </dev/null >"$MDIR/plain" 2>&1
 timeout -k 5 20 "$GT" --metrics 127.0.0.1:0 -e "$prog BEGIN { exit(); }" \
 	</dev/null >"$MDIR/served" 2>/dev/null

@@ -23,11 +23,13 @@ metrics_start a -e 'BEGIN { @kernels["gemm"] = count(); @kernels["gemm"] = count
 	@latency = hist(5); @latency = hist(5); @latency = hist(5); @latency = hist(5); }
 	interval:ms:100 { @ticks = count(); }'
 pa=$MPORT
+pida=$MPID
 metrics_start b -e 'BEGIN { @kernels["gemm"] = count(); @kernels["gemm"] = count();
 	@kernels["gemm"] = count(); @kernels["gemm"] = count(); @kernels["gemm"] = count();
 	@latency = hist(100); @latency = hist(100); }
 	interval:ms:100 { @ticks = count(); }'
 pb=$MPORT
+pidb=$MPID
 
 metrics_get "$pa" >"$MDIR/page" || { echo "scrape of a failed"; exit 1; }
 if ! promtool check metrics <"$MDIR/page" >"$MDIR/lint" 2>&1; then
@@ -93,4 +95,6 @@ res = query('histogram_quantile(0.5, sum by (le) (gputrace_latency_bucket))')
 if len(res) != 1 or abs(float(res[0]["value"][1]) - 6) > 1e-9:
     sys.exit("median across instances: %s, want 6" % res)
 PY
+metrics_end "$pida" a
+metrics_end "$pidb" b
 exit 0

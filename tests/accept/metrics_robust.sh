@@ -118,9 +118,7 @@ sleep 0.5
 t2=$(metrics_get "$p" | sed -n 's/^gputrace_ticks_total //p')
 [ -n "$t2" ] && [ "${t1:-0}" -lt "$t2" ] ||
 	{ echo "@ticks stopped after the requests: $t1 then $t2"; exit 1; }
-metrics_stop "$MPID"
-rc=$?
-[ $rc -eq 0 ] || { echo "gputrace exit status $rc; stderr:"; cat "$MDIR/robust.err"; exit 1; }
+metrics_end "$MPID" robust
 grep -q '^@ticks: [0-9][0-9]*$' "$MDIR/robust.out" ||
 	{ echo "no exit dump:"; cat "$MDIR/robust.out"; exit 1; }
 exit 0

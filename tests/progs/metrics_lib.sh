@@ -54,10 +54,18 @@ metrics_start() {
 	exit 1
 }
 
-# metrics_stop PID: SIGINT (the exit dump follows), wait for it.
-metrics_stop() {
-	kill -INT "$1" 2>/dev/null
+# metrics_end PID NAME [wait]: SIGINT (the exit dump follows) unless
+# "wait" (the program ends by itself); then gputrace NAME must exit 0
+# with no sanitizer report on its stderr (the ASan build of make check).
+metrics_end() {
+	[ "$3" = wait ] || kill -INT "$1" 2>/dev/null
 	wait "$1"
+	rc=$?
+	if [ $rc -ne 0 ] || grep -q 'Sanitizer' "$MDIR/$2.err"; then
+		echo "gputrace $2: exit status $rc; stderr:"
+		cat "$MDIR/$2.err"
+		exit 1
+	fi
 }
 
 # metrics_get PORT [PATH]: the page's body (5 s at most).
