@@ -20,6 +20,11 @@ LDLIBS   += $(STATIC_LIBS) -ldl -lpthread -lm
 ifneq ($(wildcard /usr/include/Zydis/Zydis.h),)
 XCFLAGS  += -DGT_HAVE_ZYDIS
 endif
+# --metrics serves with libmicrohttpd, dlopen'd (runtime/metrics_http.c):
+# its static archive needs a static GnuTLS and p11-kit
+ifneq ($(wildcard /usr/include/microhttpd.h),)
+XCFLAGS  += -DGT_HAVE_MHD
+endif
 
 LEX_SRC  := lang/lexer.l
 YACC_SRC := lang/parser.y

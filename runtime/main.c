@@ -26,6 +26,7 @@
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
 #include "runtime/list.h"
+#include "runtime/metrics.h"
 #include "runtime/prompt.h"
 #include "runtime/session.h"
 
@@ -58,6 +59,9 @@ static void usage(FILE *f)
 	      "  --timeline FILE  with -c or -p: write a Chrome trace of the\n"
 	      "                 CUDA calls, kernels and copies to FILE\n"
 	      "  --unsafe       allow system() and signal()\n"
+	      "  --metrics [ADDR:]PORT  serve the maps to Prometheus on\n"
+	      "                 http://ADDR:PORT/metrics (ADDR 127.0.0.1)\n"
+	      "  --metrics-any  let --metrics take 0.0.0.0 or ::\n"
 	      "  -V, --version  version\n"
 	      "  -h, --help     this help\n", f);
 }
@@ -267,6 +271,8 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "dry-run", no_argument, NULL, 'D' },
 		{ "unsafe", no_argument, NULL, 'U' },
+		{ "metrics", required_argument, NULL, 'M' },
+		{ "metrics-any", no_argument, NULL, 'A' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "timeline", required_argument, NULL, 'T' },
@@ -340,6 +346,12 @@ int main(int argc, char **argv)
 			if (!(timeline = abs_path(optarg)))
 				return 1;
 			break;
+		case 'M':
+			sopts.metrics = optarg;
+			break;
+		case 'A':
+			sopts.metrics_any = true;
+			break;
 		case 'V':
 			printf("gputrace v%s\n", GT_VERSION);
 			return 0;
@@ -387,6 +399,10 @@ int main(int argc, char **argv)
 		src.text = "END {}";
 		src.len = strlen(src.text);
 	} else if (isatty(STDIN_FILENO) && !cmd && !dry_run && !dump) {
+		if (sopts.metrics) {
+			fprintf(stderr, "gputrace: --metrics needs a program (-e or FILE), not the prompt\n");
+			return 1;
+		}
 		return run_prompt(fmt, outfile, &sopts);
 	} else {
 		usage(stderr);
@@ -410,6 +426,18 @@ int main(int argc, char **argv)
 	if (timeline && !cmd && !sopts.pid) {
 		fprintf(stderr, "gputrace: --timeline needs -c CMD or -p PID\n");
 		goto out;
+	}
+	if (sopts.metrics) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		char err[512];
+
+		/* a bad address is told before anything is compiled */
+		if (metrics_parse_addr(sopts.metrics, sopts.metrics_any, &ss,
+				       &sl, err, sizeof(err))) {
+			fprintf(stderr, "gputrace: %s\n", err);
+			goto out;
+		}
 	}
 	provider_target_cmd = cmd;
 	if (cmd && dry_run)	/* cuda:complete's probe is in the agent */

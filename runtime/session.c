@@ -18,6 +18,7 @@
 #include "runtime/child.h"
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
+#include "runtime/metrics.h"
 #include "runtime/session.h"
 #include "runtime/stacks.h"
 
@@ -34,15 +35,23 @@ static void on_usr1(int sig)
 	dump_maps = 1;
 }
 
+int session_read_map(struct session *s, int idx, struct out_map *om)
+{
+	int e;
+
+	/* strftime formats are numbered per unit (the prompt has several) */
+	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
+	e = maps_read(s->obj, idx, om);
+	agentctl_merge(s->ac, idx, om);	/* the device part */
+	return e;
+}
+
 void session_print_map(struct session *s, int idx, uint32_t top, uint32_t div)
 {
 	struct out_map om;
 
-	/* strftime formats are numbered per unit (the prompt has several) */
-	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
-	if (maps_read(s->obj, idx, &om) == -E2BIG)
+	if (session_read_map(s, idx, &om) == -E2BIG)
 		fprintf(stderr, "gputrace: %s: too many entries to read\n", om.name);
-	agentctl_merge(s->ac, idx, &om);	/* the device part */
 	if (top || div)
 		out_map_top(s->o, &om, top, div);
 	else
@@ -362,17 +371,27 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp((*x)->name, (*y)->name);
 }
 
-void session_print_all(struct session *s, bool at_exit)
+struct map_sym **session_sorted_maps(struct session *s, int *n)
 {
 	struct map_sym **ms = calloc(s->u->nmaps + 1, sizeof(*ms));
-	int n = 0;
+
+	*n = 0;
+	if (!ms)
+		return NULL;
+	for (struct map_sym *m = s->u->maps; m; m = m->next)
+		if (m->host || m->device)
+			ms[(*n)++] = m;
+	qsort(ms, *n, sizeof(*ms), cmp_name);
+	return ms;
+}
+
+void session_print_all(struct session *s, bool at_exit)
+{
+	int n;
+	struct map_sym **ms = session_sorted_maps(s, &n);
 
 	if (!ms)
 		return;
-	for (struct map_sym *m = s->u->maps; m; m = m->next)
-		if (m->host || m->device)
-			ms[n++] = m;
-	qsort(ms, n, sizeof(*ms), cmp_name);
 	if (at_exit)
 		out_exit_begin(s->o);
 	for (int i = 0; i < n; i++)
@@ -442,6 +461,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	struct agentctl_cb cb = { .on_printf = on_dev_printf,
 				  .on_khandle = on_khandle, .arg = &s };
 	struct ring_buffer *rb = NULL;
+	struct metrics *mx = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct sigaction usr1 = { .sa_handler = on_usr1 };
 	char err[4096];
@@ -459,6 +479,10 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			strerror(errno));
 		goto out;
 	}
+	/* the address is taken before any probe is attached */
+	if (opts->metrics && metrics_start(opts->metrics, opts->metrics_any,
+					   session_metrics_page, &s, &mx))
+		goto out;
 	if (!opts->quiet)
 		out_attached(o, obj->nprogs);
 	/* BEGIN and END first, and BEGIN runs before any other probe is
@@ -491,12 +515,13 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	pidfd = target_pidfd(opts);
 	while (!s.exiting && !interrupted && !target_gone(opts)) {
 		/* negative fds are skipped */
-		struct pollfd pf[3] = {
+		struct pollfd pf[4] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 			{ .fd = agentctl_fd(s.ac), .events = POLLIN },
 			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = metrics_fd(mx), .events = POLLIN },
 		};
-		int n = poll(pf, 3, 100);
+		int n = poll(pf, 4, 100);
 
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "gputrace: polling events: %s\n", strerror(errno));
@@ -518,12 +543,16 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			dump_maps = 0;
 			session_print_all(&s, false);
 		}
+		/* scrapes, on this thread: the maps are read between events */
+		metrics_run(mx);
 	}
 	ret = 0;
 	/* the device maps as they are now (or the final ones, after BYE) */
 	agentctl_snapshot(s.ac, 2000);
 	agentctl_warn_idle(s.ac);
 detach:
+	metrics_stop(mx);	/* the exit dump is the last word */
+	mx = NULL;
 	agentctl_detach(s.ac);
 	/* BEGIN/END stay until END has run */
 	for (int i = 0; i < obj->nprogs; i++) {

@@ -25,6 +25,8 @@ struct session_opts {
 	 * the first launch the agent instruments); nonzero: give up */
 	int (*attach_agent)(void *arg);
 	void *attach_arg;
+	const char *metrics;	/* --metrics ADDR:PORT, or NULL */
+	bool metrics_any;	/* --metrics-any: 0.0.0.0 and :: allowed */
 };
 
 /*
@@ -39,10 +41,18 @@ struct session {
 	bool exiting;		/* exit() was seen */
 	int exit_code;
 	uint64_t lost_seen;
+	uint64_t metrics_snap_ms;	/* the last device snapshot a scrape took */
 };
 
 /* The ring buffer callback: CTX is a struct session. */
 int session_on_event(void *ctx, void *data, size_t size);
+/* Map IDX of s->obj into *OM, host and device parts merged (as print()
+ * reads it); maps_read()'s result.  Free with maps_out_free(). */
+int session_read_map(struct session *s, int idx, struct out_map *om);
+/* The maps print() and the exit dump show, by name: malloc'd, *N long. */
+struct map_sym **session_sorted_maps(struct session *s, int *n);
+/* --metrics: every map as a Prometheus text page (metrics_page_fn). */
+char *session_metrics_page(void *arg, size_t *len);
 /* print(@m) of map IDX of s->obj, host and device parts merged. */
 void session_print_map(struct session *s, int idx, uint32_t top, uint32_t div);
 /* Every map by name (the exit dump when AT_EXIT). */

@@ -13,12 +13,15 @@ set -e
 # clang 14 and its libFuzzer runtime for tests/fuzz/, libc6-dbg for -l's
 # separate debug symbols (tests/accept/list_parity.sh), chromium for the
 # timeline's viewer test (tests/accept/timeline_browser.sh, which fetches
-# speedscope with npm).
+# speedscope with npm), libmicrohttpd-dev
+# for --metrics (its header at build time, libmicrohttpd12 dlopen'd) and
+# curl, python3 and prometheus (promtool too) for tests/accept/metrics_*.sh.
 PKGS="build-essential gcc make pkg-config flex bison
 libbpf-dev libelf-dev libdw-dev libbz2-dev liblzma-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
 libiberty-dev libncurses-dev libbsd-dev libmd-dev
 bpftrace time coreutils diffutils man-db groff-base systemtap-sdt-dev libc6-dbg
-clang-14 libclang-rt-14-dev chromium"
+clang-14 libclang-rt-14-dev chromium
+libmicrohttpd-dev curl python3 prometheus"
 
 missing=
 for p in $PKGS; do
