@@ -91,8 +91,19 @@ static int copy_image(struct agent_image *im, const void *p)
 			return -ENOMEM;
 		im->len = strlen(p);
 		return 0;
+	case FATBIN_IMAGE_ELF:
+		/* its .nv_debug_ptx_txt may hold its PTX (Triton's do) */
+		if (fatbin_cubin_size(p, &len) < 0) {
+			agent_debug("module image: a cubin of unknown size");
+			return 0;
+		}
+		im->data = malloc(len);
+		if (!im->data)
+			return -ENOMEM;
+		memcpy(im->data, p, len);
+		im->len = len;
+		return 0;
 	default:
-		/* a cubin holds no PTX: its kind is all we need */
 		return 0;
 	}
 }
@@ -238,6 +249,28 @@ static int pick_entry(const struct fatbin_entry *e, void *arg)
 	return 0;
 }
 
+/* A module loaded as a cubin: the PTX of its .nv_debug_ptx_txt. */
+static void consider_cubin(struct pick *pk, const struct agent_image *img,
+			   char *why, size_t whylen)
+{
+	struct fatbin_cubin_ptx x;
+	struct fatbin_arch a = { 0 };
+	char err[200];
+
+	if (!img->data) {
+		snprintf(why, whylen, "SASS only (a cubin we could not copy)");
+		return;
+	}
+	fatbin_cubin_arch(img->data, img->len, &a);
+	if (fatbin_cubin_ptx(img->data, img->len, a.sm, &x, err,
+			     sizeof(err)) < 0) {
+		snprintf(why, whylen, "SASS only (%s)", err);
+		return;
+	}
+	consider_text(pk, x.text, x.len, x.arch.sm, x.arch.variant);
+	free(x.text);
+}
+
 /* ---- fatbins of the process's ELF objects ---- */
 
 struct region {
@@ -365,7 +398,8 @@ static int search_object(struct dl_phdr_info *info, size_t size, void *arg)
 	pk->owner = o;
 	for (int i = 0; i < o->nregions && !pk->text; i++)
 		fatbin_foreach_stored(o->regions[i].p, o->regions[i].len,
-				      FATBIN_KIND_PTX, pick_entry, pk, err,
+				      FATBIN_KIND_PTX | FATBIN_CUBIN_PTX |
+				      FATBIN_CUBIN_CHEAP, pick_entry, pk, err,
 				      sizeof(err));
 	return 0;
 }
@@ -403,9 +437,10 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 	if (!img || img->kind == FATBIN_IMAGE_UNKNOWN) {
 		pick_from_elf(&pk);
 	} else if (img->kind == FATBIN_IMAGE_ELF) {
-		snprintf(why, whylen, "SASS only (its module was loaded as "
-			 "a cubin, no PTX)");
-		return -ENOENT;
+		why[0] = 0;
+		consider_cubin(&pk, img, why, whylen);
+		if (!pk.text && why[0])
+			return -ENOENT;
 	} else if (img->kind == FATBIN_IMAGE_PTX) {
 		unsigned a = agent_ptx_target((const char *)img->data,
 					      img->len, &v);
@@ -413,9 +448,9 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		consider_text(&pk, (const char *)img->data, img->len, a, v);
 	} else {
 		pk.owner = img;
-		if (fatbin_foreach_stored(img->data, img->len, FATBIN_KIND_PTX,
-					  pick_entry, &pk, err,
-					  sizeof(err)) < 0) {
+		if (fatbin_foreach_stored(img->data, img->len, FATBIN_KIND_PTX |
+					  FATBIN_CUBIN_PTX, pick_entry, &pk,
+					  err, sizeof(err)) < 0) {
 			snprintf(why, whylen, "cannot read its fatbin: %s",
 				 err);
 			return -ENOENT;
