@@ -204,14 +204,18 @@ struct fatbin_cubin_ptx {
 
 /*
  * The PTX in the cubin's .nv_debug_ptx_txt, as text, checked to belong
- * to it: one module whose .entry kernels are the cubin's kernel symbols
- * and whose .target can give SASS for SM (the cubin's; 0: unknown).
- * -ENODATA: no such section; other errors: unusable, ERR says why.
+ * to it: each module (one section; a linked cubin has one per object,
+ * .nv_debug_ptx_txt.HASH) one .version whose .target can give SASS for
+ * SM (the cubin's; 0: unknown), and the modules' .entry kernels, all
+ * together, the cubin's kernel symbols.  OUT: the module that defines
+ * KERNEL (NULL or none: the first).  -ENODATA: no such section; other
+ * errors: unusable, ERR says why.
  */
 int fatbin_cubin_ptx(const void *elf, size_t len, unsigned sm,
-		     struct fatbin_cubin_ptx *out, char *err, size_t errlen);
-/* Call FN with the PTX entry made from the cubin entry CUBIN, whose
- * image is IMG (LEN bytes, decompressed), if it has usable PTX. */
+		     const char *kernel, struct fatbin_cubin_ptx *out,
+		     char *err, size_t errlen);
+/* Call FN with a PTX entry for each module of the cubin entry CUBIN,
+ * whose image is IMG (LEN bytes, decompressed), if they are usable. */
 int fatbin_cubin_each_ptx(const struct fatbin_entry *cubin,
 			  const uint8_t *img, size_t len, fatbin_entry_fn fn,
 			  void *arg);

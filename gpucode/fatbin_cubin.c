@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,19 +134,6 @@ static int cubin_open(struct cubin *c, const void *img, size_t len)
 	c->shstr = (const char *)names;
 	c->shstrlen = n;
 	return 0;
-}
-
-static const uint8_t *sec_named(const struct cubin *c, const char *name,
-				size_t *n)
-{
-	for (unsigned i = 0; i < c->eh.e_shnum; i++) {
-		Elf64_Shdr s = shdr(c, i);
-
-		if (s.sh_name < c->shstrlen &&
-		    !strcmp(c->shstr + s.sh_name, name))
-			return sec_data(c, i, n);
-	}
-	return NULL;
 }
 
 /* FN for each kernel symbol (STT_FUNC with STO_CUDA_ENTRY). */
@@ -338,102 +326,207 @@ static void names_free(struct names *s)
 	free(s->v);
 }
 
-/* Are TEXT's kernels the cubin's?  0, or a negative errno with ERR. */
-static int same_kernels(const struct cubin *c, const char *text,
-			char *err, size_t errlen)
+/* The PTX modules of a cubin: one section, or one per object linked
+ * (nvlink names them .nv_debug_ptx_txt.HASH).  Fewer than an entry
+ * header's 64 bytes: module I's entry is at the cubin's offset + I. */
+#define MAX_MODULES	64
+
+struct modules {
+	struct fatbin_cubin_ptx v[MAX_MODULES];
+	int n;
+};
+
+static void modules_free(struct modules *m)
+{
+	while (m->n)
+		free(m->v[--m->n].text);
+}
+
+/* Which of a module's entries are kernels of K (marked in SEEN)? */
+struct check {
+	const struct names *k;
+	bool *seen;
+	int in, out;		/* entries of the module in K, not in K */
+	char stranger[256];	/* the first not in K */
+};
+
+static int check_entry(const char *name, void *arg)
+{
+	struct check *c = arg;
+	char **hit = bsearch(&name, c->k->v, c->k->n, sizeof(char *), cmp_name);
+
+	if (!hit) {
+		if (!c->out++)
+			snprintf(c->stranger, sizeof(c->stranger), "%s", name);
+		return 0;
+	}
+	c->in++;
+	c->seen[hit - c->k->v] = true;
+	return 0;
+}
+
+/* Section bytes S (N) as text: NUL line ends back to newlines. */
+static char *as_text(const uint8_t *s, size_t n, size_t *len)
+{
+	char *t;
+
+	while (n && !s[n - 1])
+		n--;
+	if (!n || !(t = malloc(n + 2)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		t[i] = s[i] ? (char)s[i] : '\n';
+	t[n] = '\n';
+	t[n + 1] = 0;
+	*len = n + 1;
+	return t;
+}
+
+static bool is_ptx_section(const char *name)
+{
+	return !strncmp(name, ".nv_debug_ptx_txt", 17) &&
+	       (!name[17] || name[17] == '.');
+}
+
+/* Read and check every module of C into M; 0 or -errno with ERR. */
+static int read_modules(const struct cubin *c, unsigned sm,
+			struct modules *m, char *err, size_t errlen)
 {
 	struct names k = { .v = calloc(MAX_KERNELS, sizeof(char *)) };
-	struct names p = { .v = calloc(MAX_KERNELS, sizeof(char *)) };
-	size_t i;
+	struct check ck = { .k = &k };
+	char tgt[32];
 	int ret;
 
-	if (!k.v || !p.v) {
-		ret = fatbin_fail(err, errlen, ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!k.v)
+		return fatbin_fail(err, errlen, ENOMEM, "out of memory");
 	ret = cubin_entries(c, add_name, &k);
-	if (ret < 0) {
-		if (ret != -ENOMEM)
-			ret = fatbin_fail(err, errlen, EBADMSG,
-					  "the cubin's symbol table is "
-					  "unreadable");
-		goto out;
-	}
-	ret = fatbin_ptx_kernels(text, strlen(text), add_name, &p);
-	if (ret < 0)
-		goto out;
-	if (k.full || p.full) {
-		ret = fatbin_fail(err, errlen, E2BIG, "more than %d kernels",
+	if (ret < 0 || k.full) {
+		ret = ret == -ENOMEM ? fatbin_fail(err, errlen, ENOMEM,
+						   "out of memory") :
+		      fatbin_fail(err, errlen, EBADMSG, k.full ?
+				  "more than %d kernels" :
+				  "the cubin's symbol table is unreadable",
 				  MAX_KERNELS);
 		goto out;
 	}
 	qsort(k.v, k.n, sizeof(*k.v), cmp_name);
-	qsort(p.v, p.n, sizeof(*p.v), cmp_name);
-	for (i = 0; i < k.n && i < p.n && !strcmp(k.v[i], p.v[i]); i++)
-		;
+	ck.seen = calloc(k.n + 1, sizeof(bool));
+	if (!ck.seen) {
+		ret = fatbin_fail(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (unsigned i = 0; i < c->eh.e_shnum; i++) {
+		Elf64_Shdr s = shdr(c, i);
+		struct fatbin_cubin_ptx *x;
+		const uint8_t *d;
+		size_t n = 0;
+
+		if (s.sh_name >= c->shstrlen ||
+		    !is_ptx_section(c->shstr + s.sh_name) ||
+		    !(d = sec_data(c, i, &n)))
+			continue;
+		if (m->n == MAX_MODULES) {
+			ret = fatbin_fail(err, errlen, E2BIG, "more than %d "
+					  "PTX modules", MAX_MODULES);
+			goto out;
+		}
+		x = &m->v[m->n];
+		if (!(x->text = as_text(d, n, &x->len)))
+			continue;	/* empty (or no memory: not used) */
+		m->n++;
+		if (count_version(x->text) != 1 ||
+		    !parse_target(x->text, &x->arch)) {
+			ret = fatbin_fail(err, errlen, EBADMSG, "its "
+					  ".nv_debug_ptx_txt is not one PTX "
+					  "module");
+			goto out;
+		}
+		if (!target_fits(x->arch, sm)) {
+			ret = fatbin_fail(err, errlen, EBADMSG, "its "
+					  ".nv_debug_ptx_txt is for %s, the "
+					  "cubin for sm_%u",
+					  fatbin_arch_str(x->arch, false, tgt,
+							  sizeof(tgt)), sm);
+			goto out;
+		}
+		parse_version(x->text, &x->major, &x->minor);
+		ck.in = ck.out = 0;
+		ret = fatbin_ptx_kernels(x->text, x->len, check_entry, &ck);
+		if (ret < 0)
+			goto out;
+		/* a linked object's (.nv_debug_ptx_txt.HASH) none of
+		 * whose kernels were kept: not needed; some kept and
+		 * some not, or a lone module: not this cubin's */
+		if (ck.out && (ck.in || !c->shstr[s.sh_name + 17])) {
+			ret = fatbin_fail(err, errlen, EBADMSG, "its "
+					  ".nv_debug_ptx_txt: its kernels are "
+					  "not the cubin's (PTX has %s)",
+					  ck.stranger);
+			goto out;
+		}
+		if (ck.out)
+			free(m->v[--m->n].text);
+	}
 	ret = 0;
-	if (i < k.n || i < p.n)
-		ret = fatbin_fail(err, errlen, EBADMSG, "its kernels are not "
-				  "the cubin's (%s %s)",
-				  i < p.n ? "PTX has" : "cubin has",
-				  i < p.n ? p.v[i] : k.v[i]);
-	else if (!k.n)
-		ret = fatbin_fail(err, errlen, ENODATA, "no kernel");
+	if (!m->n) {
+		ret = fatbin_fail(err, errlen, ENODATA,
+				  "cubin without .nv_debug_ptx_txt");
+		goto out;
+	}
+	for (size_t i = 0; i < k.n; i++)
+		if (!ck.seen[i]) {
+			ret = fatbin_fail(err, errlen, EBADMSG, "its "
+					  ".nv_debug_ptx_txt: its kernels are "
+					  "not the cubin's (cubin has %s)",
+					  k.v[i]);
+			break;
+		}
 out:
+	free(ck.seen);
 	names_free(&k);
-	names_free(&p);
+	if (ret < 0)
+		modules_free(m);
 	return ret;
 }
 
-int fatbin_cubin_ptx(const void *img, size_t len, unsigned sm,
-		     struct fatbin_cubin_ptx *out, char *err, size_t errlen)
+static int is_name(const char *name, void *arg)
 {
+	return !strcmp(name, arg);
+}
+
+static bool ptx_defines(const char *text, size_t len, const char *kernel)
+{
+	return fatbin_ptx_kernels(text, len, is_name, (void *)kernel) == 1;
+}
+
+int fatbin_cubin_ptx(const void *img, size_t len, unsigned sm,
+		     const char *kernel, struct fatbin_cubin_ptx *out,
+		     char *err, size_t errlen)
+{
+	struct modules *m;
 	struct cubin c;
-	const uint8_t *s;
-	char *t, tgt[32], why[192];
-	size_t n, i;
-	int ret;
+	int ret, pick = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (cubin_open(&c, img, len) < 0)
 		return fatbin_fail(err, errlen, EBADMSG, "not a cubin");
-	s = sec_named(&c, ".nv_debug_ptx_txt", &n);
-	while (s && n && !s[n - 1])
-		n--;
-	if (!s || !n)
-		return fatbin_fail(err, errlen, ENODATA,
-				   "cubin without .nv_debug_ptx_txt");
-	t = malloc(n + 2);
-	if (!t)
+	m = calloc(1, sizeof(*m));
+	if (!m)
 		return fatbin_fail(err, errlen, ENOMEM, "out of memory");
-	for (i = 0; i < n; i++)
-		t[i] = s[i] ? (char)s[i] : '\n';
-	t[n] = '\n';
-	t[n + 1] = 0;
-	if (count_version(t) != 1 || !parse_target(t, &out->arch)) {
-		ret = fatbin_fail(err, errlen, EBADMSG, "its .nv_debug_ptx_txt "
-				  "is not one PTX module");
-		goto fail;
+	ret = read_modules(&c, sm, m, err, errlen);
+	if (ret < 0)
+		goto out;
+	for (int i = 0; kernel && i < m->n; i++)
+		if (ptx_defines(m->v[i].text, m->v[i].len, kernel))
+			pick = i;
+	*out = m->v[pick];
+	m->v[pick].text = NULL;
+out:
+	if (m) {
+		for (int i = 0; i < m->n; i++)
+			free(m->v[i].text);
+		free(m);
 	}
-	if (!target_fits(out->arch, sm)) {
-		ret = fatbin_fail(err, errlen, EBADMSG, "its .nv_debug_ptx_txt "
-				  "is for %s, the cubin for sm_%u",
-				  fatbin_arch_str(out->arch, false, tgt,
-						  sizeof(tgt)), sm);
-		goto fail;
-	}
-	ret = same_kernels(&c, t, why, sizeof(why));
-	if (ret < 0) {
-		ret = fatbin_fail(err, errlen, -ret, "its .nv_debug_ptx_txt: "
-				  "%s", why);
-		goto fail;
-	}
-	parse_version(t, &out->major, &out->minor);
-	out->text = t;
-	out->len = n + 1;
-	return 0;
-fail:
-	free(t);
 	return ret;
 }
 
@@ -442,25 +535,38 @@ int fatbin_cubin_each_ptx(const struct fatbin_entry *cubin,
 			  void *arg)
 {
 	struct fatbin_entry e = *cubin;
-	struct fatbin_cubin_ptx x;
+	struct modules *m;
+	struct cubin c;
 	int ret;
 
-	ret = fatbin_cubin_ptx(img, len, cubin->arch.sm, &x, NULL, 0);
-	if (ret < 0)
+	if (cubin_open(&c, img, len) < 0)
+		return 0;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	ret = read_modules(&c, cubin->arch.sm, m, NULL, 0);
+	if (ret < 0) {
+		free(m);
 		return ret == -ENOMEM ? ret : 0;
+	}
 	e.kind = FATBIN_KIND_PTX;
 	e.is_ptx = true;
 	e.from_cubin = true;
-	e.arch = x.arch;
-	e.major = x.major;
-	e.minor = x.minor;
 	e.flags &= ~(FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD);
 	e.comp = FATBIN_COMP_NONE;
 	e.comp_size = 0;
-	e.data = (const uint8_t *)x.text;
-	e.size = e.stored_size = e.plain_size = x.len;
 	e.options = "";
-	ret = fn(&e, arg);
-	free(x.text);
+	for (int i = 0; i < m->n && !ret; i++) {
+		e.arch = m->v[i].arch;
+		e.major = m->v[i].major;
+		e.minor = m->v[i].minor;
+		e.data = (const uint8_t *)m->v[i].text;
+		e.size = e.stored_size = e.plain_size = m->v[i].len;
+		/* a distinct offset per module: the agent's memo keys */
+		e.entry_off = cubin->entry_off + (size_t)i;
+		ret = fn(&e, arg);
+	}
+	modules_free(m);
+	free(m);
 	return ret;
 }

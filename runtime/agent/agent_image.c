@@ -262,7 +262,7 @@ static void consider_cubin(struct pick *pk, const struct agent_image *img,
 		return;
 	}
 	fatbin_cubin_arch(img->data, img->len, &a);
-	if (fatbin_cubin_ptx(img->data, img->len, a.sm, &x, err,
+	if (fatbin_cubin_ptx(img->data, img->len, a.sm, pk->name, &x, err,
 			     sizeof(err)) < 0) {
 		snprintf(why, whylen, "SASS only (%s)", err);
 		return;

@@ -19,7 +19,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 	"$CUDA/bin/nvcc" -cubin -arch=sm_90 tests/gpu/agent_vadd.cu -o "$T/plain.cubin" &&
 	"$CUDA/bin/nvcc" -c -gencode arch=compute_90,code=sm_90 -lineinfo \
 		tests/gpu/agent_vadd.cu -o "$T/li.o" &&
-	"$CUDA/bin/ptxas" -arch=sm_90a -lineinfo tests/cubin/triton_add.ptx -o "$T/triton.cubin" ||
+	"$CUDA/bin/ptxas" -arch=sm_90a -lineinfo tests/cubin/triton_add.ptx -o "$T/triton.cubin" &&
+	"$CUDA/bin/nvcc" -dc -arch=sm_90 -lineinfo tests/gpu/agent_sass.cu -o "$T/a.o" &&
+	"$CUDA/bin/nvcc" -dc -arch=sm_90 -lineinfo tests/gpu/cubin_kernels.cu -o "$T/b.o" &&
+	"$CUDA/bin/nvcc" -dlink -cubin -arch=sm_90 "$T/a.o" "$T/b.o" -o "$T/linked.cubin" ||
 	fail "building the cubins"
 
 check() {	# check WHAT WANT: $T/out must be WANT
@@ -42,6 +45,13 @@ gpu:warp:uses_global (SASS only: sm_90)
 gpu:warp:vadd (SASS only: sm_90)"
 "$GT" -l 'gpu:warp:*' "$T/triton.cubin" >"$T/out" 2>"$T/err"
 check "-l, Triton-like cubin" "gpu:warp:triton_poi_fused_add_0"
+
+# a cubin linked from two -lineinfo objects: one module per object
+# (.nv_debug_ptx_txt.HASH), each with its own kernels
+"$GT" -l 'gpu:kernel:*' "$T/linked.cubin" 2>"$T/err" | sort >"$T/out"
+check "-l, linked cubin" "gpu:kernel:sass_kernel
+gpu:kernel:scale_add
+gpu:kernel:smem_rev"
 
 # PTX naming a kernel the cubin lacks: not its own, not used
 python3 - "$T/li.cubin" "$T/bad.cubin" <<'PY' || fail "patching a cubin"
@@ -73,6 +83,16 @@ dry "host object" "$T/li.o" sm_90 'gpu:kernel:vadd { @c = count(); }' compute_90
 dry "Triton-like cubin" "$T/triton.cubin" sm_90a 'gpu:kernel:triton_* { @c = count(); @s = sum(threadIdx.x); }' compute_90a
 grep -q '^\.target sm_90a' "$T/mod1.ptx" && grep -q '^\.reqntid 128, 1, 1' "$T/mod1.ptx" &&
 	grep -q 'global_smem' "$T/mod1.ptx" || fail "Triton-like cubin: target, .reqntid or shared array lost"
+
+"$GT" --dry-run -d ptx -e 'gpu:kernel:scale_add, gpu:kernel:smem_rev { @c = count(); }' "$T/linked.cubin" >/dev/null 2>"$T/out" ||
+	{ cat "$T/out"; fail "--dry-run, linked cubin"; }
+grep -q "PTX image 1 (compute_90, PTX [0-9.]*, a cubin's .nv_debug_ptx_txt): kernels scale_add" "$T/out" ||
+	{ cat "$T/out"; fail "--dry-run, linked cubin: not the second module"; }
+grep -q "PTX image 0 " "$T/out" && fail "--dry-run, linked cubin: an unmatched module spliced"
+awk -v d="$T" '/^\.version/ { n++ } n { print > (d "/lk" n ".ptx") }' "$T/out"
+for m in "$T"/lk*.ptx; do
+	"$CUDA/bin/ptxas" -arch=sm_90 "$m" -o /dev/null || fail "linked cubin: ptxas rejects the spliced PTX"
+done
 
 "$GT" --dry-run -d ptx -e 'gpu:kernel:vadd { @c = count(); }' "$T/plain.cubin" >/dev/null 2>"$T/out" ||
 	{ cat "$T/out"; fail "--dry-run, cubin without -lineinfo"; }

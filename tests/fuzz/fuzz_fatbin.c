@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fatbin_foreach_kind(data, size, FATBIN_KIND_PTX | FATBIN_CUBIN_PTX,
 			    fatbin_ptx_collect, &pl, err, sizeof(err));
 	fatbin_ptx_list_free(&pl);
-	if (fatbin_cubin_ptx(data, size, 90, &x, err, sizeof(err)) == 0)
+	if (fatbin_cubin_ptx(data, size, 90, "k", &x, err, sizeof(err)) == 0)
 		free(x.text);
 	fatbin_cubin_arch(data, size, &a);
 	return 0;
