@@ -6,7 +6,8 @@
 # cuModuleLoadData or cuLibraryLoadData, alone or inside a fatbin; counts
 # exact (5 launches x 4 blocks x 2 warps), the spliced PTX assembles.  A
 # Triton-like kernel (tests/cubin/triton_add.ptx through ptxas -lineinfo:
-# sm_90a, .reqntid, extern .shared) keeps its target.  A cubin without
+# sm_90a, .reqntid, extern .shared) keeps its target.  A kernel whose
+# load was not seen finds it in such a cubin in the program's .nv_fatbin.  A cubin without
 # the section runs unchanged and the skip says why.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
@@ -76,6 +77,20 @@ PY
 	grep -q "skipped $VADD: SASS only (its .nv_debug_ptx_txt: its kernels are not the cubin's" "$T/err" ||
 		{ cat "$T/err"; fail "mismatched PTX: no skip report"; }
 }
+
+# a module image the agent cannot read: the kernel's PTX comes from the
+# program's own .nv_fatbin, whose only entry is the -lineinfo cubin
+printf 'not a fatbin' >"$T/opaque.img"
+ld -r -b binary -o "$T/fb.o" "$T/li.fatbin" &&
+	objcopy --rename-section .data=.nv_fatbin,alloc,load,readonly,data,contents \
+		--set-section-alignment .nv_fatbin=8 "$T/fb.o" &&
+	$CC $W tests/accept/agent_hookprog.c "$T/fb.o" "$T/libcuda.so.1" -ldl \
+		-Wl,-z,noexecstack -Wl,-rpath,"$T" -o "$T/prog_fb" ||
+	fail "building agent_hookprog with .nv_fatbin"
+rm -f "$T/spliced.ptx"
+GPUTRACE_AGENT_CONFIG=$T/v.cfg FAKECUDA_PTX_OUT=$T/spliced.ptx LD_PRELOAD=$AGENT \
+	"$T/prog_fb" "$T/opaque.img" $VADD >"$T/out" 2>"$T/err" || fail "prog_fb"
+counted "the program's .nv_fatbin with a -lineinfo cubin" $VADD
 
 # gputrace -c: the device count through the segment
 "$GT" -c "$T/prog $T/triton.cubin $TRITON" -e "gpu:warp:$TRITON { @ = count(); }" \

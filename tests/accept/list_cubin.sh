@@ -64,6 +64,17 @@ open(sys.argv[2], 'wb').write(d)
 PY
 "$GT" -l 'gpu:kernel:vadd' "$T/bad.cubin" >"$T/out" 2>"$T/err"
 check "-l, cubin with another's PTX" "gpu:kernel:vadd (SASS only: sm_90)"
+# PTX for a newer target than the cubin's SASS: not what it came from
+python3 - "$T/li.cubin" "$T/newer.cubin" <<'PY' || fail "patching a cubin"
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+i = d.find(b'.target sm_90\0')
+assert i > 0
+d[i:i + 13] = b'.target sm_99'
+open(sys.argv[2], 'wb').write(d)
+PY
+"$GT" -l 'gpu:kernel:vadd' "$T/newer.cubin" >"$T/out" 2>"$T/err"
+check "-l, cubin with PTX for a newer target" "gpu:kernel:vadd (SASS only: sm_90)"
 
 # --dry-run -d ptx: spliced into the section's PTX, which ptxas takes
 dry() {	# dry WHAT FILE ARCH PROGRAM
