@@ -62,8 +62,9 @@ static int read_file(const char *path, uint8_t **data, size_t *len)
 	return 0;
 }
 
-/* Copy the image at P (in memory we trust: the driver just read it). */
-static int copy_image(struct agent_image *im, const void *p)
+/* Copy the image at P (in memory we trust: the driver just read it;
+ * AVAIL bytes of it, SIZE_MAX when unknown). */
+static int copy_image(struct agent_image *im, const void *p, size_t avail)
 {
 	const void *fb;
 	size_t len;
@@ -93,7 +94,7 @@ static int copy_image(struct agent_image *im, const void *p)
 		return 0;
 	case FATBIN_IMAGE_ELF:
 		/* its .nv_debug_ptx_txt may hold its PTX (Triton's do) */
-		if (fatbin_cubin_size(p, &len) < 0) {
+		if (fatbin_cubin_size(p, &len) < 0 || len > avail) {
 			agent_debug("module image: a cubin of unknown size");
 			return 0;
 		}
@@ -120,15 +121,15 @@ void agent_image_add(uintptr_t handle, bool library, const void *p,
 	im->library = library;
 	if (path) {
 		uint8_t *d = NULL;
-		size_t n;
+		size_t n = 0;
 
 		e = read_file(path, &d, &n);
 		if (!e) {
-			e = copy_image(im, d);
+			e = copy_image(im, d, n);
 			free(d);
 		}
 	} else if (p) {
-		e = copy_image(im, p);
+		e = copy_image(im, p, SIZE_MAX);
 	}
 	if (e < 0) {
 		agent_report_once("cannot keep a copy of a loaded module%s%s: "

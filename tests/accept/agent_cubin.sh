@@ -62,21 +62,13 @@ for how in module library; do
 done
 
 # a cubin whose PTX does not belong to it (another kernel's): unused
-python3 -c 'import sys' 2>/dev/null && {
-	python3 - "$T/li.cubin" "$T/bad.cubin" <<'PY' || fail "patching a cubin"
-import sys
-d = bytearray(open(sys.argv[1], 'rb').read())
-i = d.find(b'.entry _Z4vaddPKfS0_Pfi')
-assert i > 0
-d[i + 7:i + 23] = b'_Z4vaddPKfS0_Pfj'
-open(sys.argv[2], 'wb').write(d)
-PY
-	run "$T/all.cfg" "$T/bad.cubin" $VADD
-	[ "$(grep -c ': original$' "$T/out")" = 5 ] ||
-		{ cat "$T/out"; fail "mismatched PTX: launches changed"; }
-	grep -q "skipped $VADD: SASS only (its .nv_debug_ptx_txt: its kernels are not the cubin's" "$T/err" ||
-		{ cat "$T/err"; fail "mismatched PTX: no skip report"; }
-}
+python3 tests/cubin/patch.py "$T/li.cubin" "$T/bad.cubin" \
+	'.entry _Z4vaddPKfS0_Pfi' '.entry _Z4vaddPKfS0_Pfj' || fail "patching a cubin"
+run "$T/all.cfg" "$T/bad.cubin" $VADD
+[ "$(grep -c ': original$' "$T/out")" = 5 ] ||
+	{ cat "$T/out"; fail "mismatched PTX: launches changed"; }
+grep -q "skipped $VADD: SASS only (its .nv_debug_ptx_txt: its kernels are not the cubin's" "$T/err" ||
+	{ cat "$T/err"; fail "mismatched PTX: no skip report"; }
 
 # a module image the agent cannot read: the kernel's PTX comes from the
 # program's own .nv_fatbin, whose only entry is the -lineinfo cubin

@@ -54,25 +54,13 @@ gpu:kernel:scale_add
 gpu:kernel:smem_rev"
 
 # PTX naming a kernel the cubin lacks: not its own, not used
-python3 - "$T/li.cubin" "$T/bad.cubin" <<'PY' || fail "patching a cubin"
-import sys
-d = bytearray(open(sys.argv[1], 'rb').read())
-i = d.find(b'.entry _Z4vaddPKfS0_Pfi')
-assert i > 0
-d[i + 7:i + 23] = b'_Z4vaddPKfS0_Pfj'
-open(sys.argv[2], 'wb').write(d)
-PY
+python3 tests/cubin/patch.py "$T/li.cubin" "$T/bad.cubin" \
+	'.entry _Z4vaddPKfS0_Pfi' '.entry _Z4vaddPKfS0_Pfj' || fail "patching a cubin"
 "$GT" -l 'gpu:kernel:vadd' "$T/bad.cubin" >"$T/out" 2>"$T/err"
 check "-l, cubin with another's PTX" "gpu:kernel:vadd (SASS only: sm_90)"
 # PTX for a newer target than the cubin's SASS: not what it came from
-python3 - "$T/li.cubin" "$T/newer.cubin" <<'PY' || fail "patching a cubin"
-import sys
-d = bytearray(open(sys.argv[1], 'rb').read())
-i = d.find(b'.target sm_90\0')
-assert i > 0
-d[i:i + 13] = b'.target sm_99'
-open(sys.argv[2], 'wb').write(d)
-PY
+python3 tests/cubin/patch.py "$T/li.cubin" "$T/newer.cubin" \
+	'.target sm_90' '.target sm_99' || fail "patching a cubin"
 "$GT" -l 'gpu:kernel:vadd' "$T/newer.cubin" >"$T/out" 2>"$T/err"
 check "-l, cubin with PTX for a newer target" "gpu:kernel:vadd (SASS only: sm_90)"
 
