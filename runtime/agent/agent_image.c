@@ -268,6 +268,10 @@ static void consider_cubin(struct pick *pk, const struct agent_image *img,
 		snprintf(why, whylen, "SASS only (%s)", err);
 		return;
 	}
+	agent_debug("%s: PTX from its cubin's .nv_debug_ptx_txt (sm_%u%s, "
+		    "PTX %u.%u)", pk->name, x.arch.sm,
+		    x.arch.variant == 'a' ? "a" : x.arch.variant == 'f' ?
+		    "f" : "", x.major, x.minor);
 	consider_text(pk, x.text, x.len, x.arch.sm, x.arch.variant);
 	free(x.text);
 }

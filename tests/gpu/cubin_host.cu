@@ -12,6 +12,13 @@
  * threads, then a graph of one such launch (stream capture) run twice;
  * smem_rev: LAUNCHES launches of (5, 3) x (32, 4) threads with 80 KB of
  * dynamic shared memory (its limit raised first).
+ *
+ *	cubin_host CUBIN triton LAUNCHES
+ *
+ * CUBIN is tests/cubin/triton_add.ptx assembled for sm_90a: LAUNCHES
+ * launches (cuModuleLoadData, as Triton loads its kernels) of
+ * triton_poi_fused_add_0 over N floats, 32 blocks of 128 threads
+ * (its .reqntid), 512 bytes of dynamic shared memory (its extern array).
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -64,6 +71,44 @@ static CUfunction get(const char *how, CUmodule mod, CUlibrary lib,
 	return f;
 }
 
+static int triton(const char *path, int launches)
+{
+	CUmodule mod;
+	CUfunction f;
+	CUdeviceptr a, b, c;
+	static float ha[N], hb[N];
+	unsigned long long sum = 0;
+	int n = N;
+	void *p[] = { &a, &b, &c, &n };
+
+	CK(cuModuleLoadData(&mod, read_all(path)));
+	CK(cuModuleGetFunction(&f, mod, "triton_poi_fused_add_0"));
+	for (int i = 0; i < N; i++) {
+		ha[i] = (float)(i % 7) * 0.5f;
+		hb[i] = (float)(i % 11) * 0.125f;
+	}
+	CK(cuMemAlloc(&a, sizeof(ha)));
+	CK(cuMemAlloc(&b, sizeof(hb)));
+	CK(cuMemAlloc(&c, sizeof(ha)));
+	CK(cuMemcpyHtoD(a, ha, sizeof(ha)));
+	CK(cuMemcpyHtoD(b, hb, sizeof(hb)));
+	for (int i = 0; i < launches; i++)
+		CK(cuLaunchKernel(f, N / 128, 1, 1, 128, 1, 1, 512, NULL, p,
+				  NULL));
+	CK(cuCtxSynchronize());
+	CK(cuMemcpyDtoH(ha, c, sizeof(ha)));
+	for (int i = 0; i < N; i++) {
+		unsigned v;
+
+		memcpy(&v, &ha[i], 4);
+		sum = sum * 1000003ull + v;
+	}
+	printf("expect triton_poi_fused_add_0 threads %d warps %d\n",
+	       launches * N, launches * N / 32);
+	printf("checksum %llx\n", sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -91,6 +136,8 @@ int main(int argc, char **argv)
 	CK(cuDeviceGet(&dev, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
+	if (!strcmp(how, "triton"))
+		return triton(argv[1], launches);
 	if (!strcmp(how, "module"))
 		CK(cuModuleLoadData(&mod, read_all(argv[1])));
 	else if (!strcmp(how, "file"))

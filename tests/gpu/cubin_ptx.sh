@@ -8,7 +8,9 @@
 # PTX entry).  gpu:kernel and gpu:warp counts per kernel must equal
 # launches x grid x block (graph launches included; one kernel uses 80 KB
 # of dynamic shared memory, its limit raised by cuFuncSetAttribute), the
-# results those of a native run.  A cubin without -lineinfo: the kernels
+# results those of a native run.  On an sm_90 GPU, the Triton-like
+# kernel of tests/cubin/triton_add.ptx (ptxas -lineinfo -arch=sm_90a:
+# .reqntid, extern .shared) too.  A cubin without -lineinfo: the kernels
 # run unchanged, and -v says why they were skipped.
 cd "$(dirname "$0")/../.." || exit 1
 GT=${GPUTRACE:-build/gputrace}
@@ -33,17 +35,18 @@ fail() { echo "FAIL $*"; ok=1; }
 sum=$(grep '^checksum' "$T/native")
 PROG='gpu:kernel:* { @t[kernel] = count(); } gpu:warp:* { @w[kernel] = count(); }'
 
-counts() {	# counts WHAT: out has the counts the native run expects
-	for k in scale_add smem_rev; do
-		wt=$(sed -n "s/^expect $k threads \([0-9]*\) warps.*/\1/p" "$T/native")
-		ww=$(sed -n "s/^expect $k threads [0-9]* warps //p" "$T/native")
+counts() {	# counts WHAT [NATIVE]: out has the counts and results of NATIVE
+	nat=${2:-$T/native}
+	for k in $(sed -n 's/^expect \([^ ]*\) threads.*/\1/p' "$nat"); do
+		wt=$(sed -n "s/^expect $k threads \([0-9]*\) warps.*/\1/p" "$nat")
+		ww=$(sed -n "s/^expect $k threads [0-9]* warps //p" "$nat")
 		gt=$(sed -n "s/^@t\[$k\]: //p" "$T/out")
 		gw=$(sed -n "s/^@w\[$k\]: //p" "$T/out")
 		[ "$gt" = "$wt" ] && [ "$gw" = "$ww" ] &&
 			echo "PASS $1: $k threads $gt warps $gw" ||
 			fail "$1: $k: threads '$gt' warps '$gw', want $wt and $ww"
 	done
-	grep -qx "$sum" "$T/out" && echo "PASS $1: results identical" ||
+	grep -qx "$(grep '^checksum' "$nat")" "$T/out" && echo "PASS $1: results identical" ||
 		fail "$1: results differ from the native run"
 }
 
@@ -58,6 +61,19 @@ for how in module library; do
 		>"$T/out" 2>"$T/err"
 	counts "fatbin of a -lineinfo cubin ($how)"
 done
+
+# a Triton-like sm_90a kernel, loaded as Triton loads its cubins
+if [ "$ARCH" = sm_90 ]; then
+	"${NVCC%/nvcc}/ptxas" -arch=sm_90a -lineinfo tests/cubin/triton_add.ptx \
+		-o "$T/triton.cubin" || { echo "FAIL: ptxas"; exit 1; }
+	"$T/host" "$T/triton.cubin" triton $L >"$T/native.tr" ||
+		{ echo "FAIL native Triton-like run"; exit 1; }
+	timeout 120 "$GT" -q -c "$T/host $T/triton.cubin triton $L" -e "$PROG" \
+		>"$T/out" 2>"$T/err"
+	counts "Triton-like sm_90a cubin" "$T/native.tr"
+else
+	echo "SKIP Triton-like sm_90a kernel: the GPU is $ARCH"
+fi
 
 # without -lineinfo: original kernels, the reason said
 timeout 120 "$GT" -v -c "$T/host $T/plain.cubin module $L" -e "$PROG" \
