@@ -453,9 +453,12 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		consider_text(&pk, (const char *)img->data, img->len, a, v);
 	} else {
 		pk.owner = img;
+		/* compressed cubins (PyTorch's -compress-all: SASS for
+		 * every arch) would be inflated at each kernel's look-up */
 		if (fatbin_foreach_stored(img->data, img->len, FATBIN_KIND_PTX |
-					  FATBIN_CUBIN_PTX, pick_entry, &pk,
-					  err, sizeof(err)) < 0) {
+					  FATBIN_CUBIN_PTX | FATBIN_CUBIN_CHEAP,
+					  pick_entry, &pk, err,
+					  sizeof(err)) < 0) {
 			snprintf(why, whylen, "cannot read its fatbin: %s",
 				 err);
 			return -ENOENT;
