@@ -241,7 +241,8 @@ static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
 	*next = off + ehs + stored;
 	e->data = p + ehs;
 	e->size = e->stored_size = stored;
-	*skip = kind && e->kind != kind;
+	*skip = (kind & FATBIN_KIND_MASK) &&
+		e->kind != (kind & FATBIN_KIND_MASK);
 	if (*skip)
 		return 0;
 	/* Other kinds (LTO IR) are opaque: passed on as stored. */
@@ -278,6 +279,36 @@ int fatbin_entry_image(const struct fatbin_entry *e, uint8_t **out,
 		return ret;
 	*size = e->plain_size;
 	return 0;
+}
+
+/*
+ * With FATBIN_CUBIN_PTX: the PTX the cubin entry E carries, for a walk
+ * that wants PTX.  PLAIN: its image when decompressed already.  A cubin
+ * that cannot be read or has no usable PTX yields nothing (its entry
+ * stands for it).
+ */
+static int cubin_ptx(const struct fatbin_entry *e, const uint8_t *plain,
+		     unsigned kind, bool stored_only, fatbin_entry_fn fn,
+		     void *arg)
+{
+	unsigned want = kind & FATBIN_KIND_MASK;
+	uint8_t *img = NULL;
+	size_t len;
+	int ret;
+
+	if (!(kind & FATBIN_CUBIN_PTX) || e->kind != FATBIN_KIND_ELF ||
+	    (want && want != FATBIN_KIND_PTX))
+		return 0;
+	if (e->comp == FATBIN_COMP_NONE || plain)
+		return fatbin_cubin_each_ptx(e, e->data, e->size, fn, arg);
+	if (stored_only && (kind & FATBIN_CUBIN_CHEAP))
+		return 0;
+	ret = fatbin_entry_image(e, &img, &len, NULL, 0);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : 0;
+	ret = fatbin_cubin_each_ptx(e, img, len, fn, arg);
+	free(img);
+	return ret;
 }
 
 /* Walk the entries of the fatbin at BUF+BASE. */
@@ -321,6 +352,18 @@ static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 					    strerror(-ret));
 			e.name = name;
 			e.options = opts;
+		}
+		if (ret == 0) {
+			const char *name = e.name;
+
+			e.name = name ? name : "";
+			ret = cubin_ptx(&e, plain, kind, stored_only, fn, arg);
+			e.name = name;
+			if (ret < 0)
+				fatbin_fail(err, errlen, -ret,
+					    "fatbin at 0x%zx: entry %d: the "
+					    "PTX of its cubin: %s", base, idx,
+					    strerror(-ret));
 		}
 		free(plain);
 		free((char *)e.name);

@@ -46,6 +46,18 @@ enum fatbin_kind {
 	/* other values are passed through as found */
 };
 
+/*
+ * Flags or-ed into a walk's KIND (kind = the low 16 bits, 0: all).
+ * FATBIN_CUBIN_PTX: after each cubin entry that carries usable PTX in
+ * .nv_debug_ptx_txt (ptxas -lineinfo: fatbin_cubin_ptx), FN also sees a
+ * PTX entry made of it (from_cubin set, same offsets as the cubin's).
+ * FATBIN_CUBIN_CHEAP: in stored walks, only cubins stored uncompressed
+ * are looked into (a process's libraries hold gigabytes of cubins).
+ */
+#define FATBIN_KIND_MASK	0xffffu
+#define FATBIN_CUBIN_PTX	0x10000u
+#define FATBIN_CUBIN_CHEAP	0x20000u
+
 enum fatbin_comp {
 	FATBIN_COMP_NONE,
 	FATBIN_COMP_LZ4,	/* raw LZ4 block */
@@ -64,6 +76,7 @@ struct fatbin_entry {
 	size_t entry_off;	/* offset of this entry's header, same base */
 	unsigned kind;		/* enum fatbin_kind or an unknown raw value */
 	bool is_ptx;
+	bool from_cubin;	/* PTX from a cubin's .nv_debug_ptx_txt */
 	struct fatbin_arch arch;
 	unsigned major, minor;	/* PTX ISA version; cubin format version */
 	uint64_t flags;		/* FATBIN_FLAG_* */
@@ -171,8 +184,45 @@ int fatbin_ptx_kernels(const char *ptx, size_t len, fatbin_name_fn fn,
 int fatbin_cubin_kernels(const void *elf, size_t len, fatbin_name_fn fn,
 			 void *arg, char *err, size_t errlen);
 
+/*
+ * Cubins (fatbin_cubin.c).  A standalone cubin file (e_machine EM_CUDA)
+ * given to fatbin_elf_foreach* is walked as one cubin entry (index 0,
+ * arch from e_flags) and, with FATBIN_CUBIN_PTX, its PTX.
+ */
+/* The SM a cubin's e_flags name (variant 0: the header has none). */
+int fatbin_cubin_arch(const void *elf, size_t len, struct fatbin_arch *a);
+/* The length of the cubin at ELF, from its headers, in memory the
+ * caller trusts to be mapped (the driver has just read it). */
+int fatbin_cubin_size(const void *elf, size_t *len);
+
+struct fatbin_cubin_ptx {
+	char *text;		/* NUL-terminated, malloc'd */
+	size_t len;
+	struct fatbin_arch arch;	/* its .target */
+	unsigned major, minor;		/* its .version */
+};
+
+/*
+ * The PTX in the cubin's .nv_debug_ptx_txt, as text, checked to belong
+ * to it: each module (one section; a linked cubin has one per object,
+ * .nv_debug_ptx_txt.HASH) one .version whose .target can give SASS for
+ * SM (the cubin's; 0: unknown), and the modules' .entry kernels, all
+ * together, the cubin's kernel symbols.  OUT: the module that defines
+ * KERNEL (NULL or none: the first).  -ENODATA: no such section; other
+ * errors: unusable, ERR says why.
+ */
+int fatbin_cubin_ptx(const void *elf, size_t len, unsigned sm,
+		     const char *kernel, struct fatbin_cubin_ptx *out,
+		     char *err, size_t errlen);
+/* Call FN with a PTX entry for each module of the cubin entry CUBIN,
+ * whose image is IMG (LEN bytes, decompressed), if they are usable. */
+int fatbin_cubin_each_ptx(const struct fatbin_entry *cubin,
+			  const uint8_t *img, size_t len, fatbin_entry_fn fn,
+			  void *arg);
+
 /* All PTX images, as NUL-terminated text without the trailing padding. */
 struct fatbin_ptx {
+	bool from_cubin;	/* a cubin's .nv_debug_ptx_txt */
 	struct fatbin_arch arch;
 	unsigned major, minor;
 	char *name;

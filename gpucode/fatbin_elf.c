@@ -25,6 +25,9 @@
 
 #define WRAPPER_SIZE	24
 #define STO_CUDA_ENTRY	0x10	/* st_other bit of kernel symbols */
+#ifndef EM_CUDA
+#define EM_CUDA		190
+#endif
 #define MAX_RANGES	64
 
 struct range {
@@ -204,6 +207,31 @@ int fatbin_elf_foreach_mem(const void *img, size_t len, fatbin_entry_fn fn,
 	return fatbin_elf_foreach_mem_kind(img, len, 0, fn, arg, err, errlen);
 }
 
+/* A cubin file: one cubin entry, and its PTX with FATBIN_CUBIN_PTX. */
+static int walk_cubin(const void *img, size_t len, unsigned kind,
+		      fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct fatbin_entry e = {
+		.kind = FATBIN_KIND_ELF, .data = img, .size = len,
+		.stored_size = len, .plain_size = len, .name = "",
+		.options = "",
+	};
+	unsigned want = kind & FATBIN_KIND_MASK;
+	int ret = 0;
+
+	/* the arch is 0 when e_flags are unknown: then not checked */
+	fatbin_cubin_arch(img, len, &e.arch);
+	if (!want || want == FATBIN_KIND_ELF)
+		ret = fn(&e, arg);
+	if (!ret && (kind & FATBIN_CUBIN_PTX) &&
+	    (!want || want == FATBIN_KIND_PTX))
+		ret = fatbin_cubin_each_ptx(&e, img, len, fn, arg);
+	if (ret < 0)
+		fatbin_fail(err, errlen, -ret, "cubin: callback failed: %s",
+			    strerror(-ret));
+	return ret;
+}
+
 int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
 				fatbin_entry_fn fn, void *arg, char *err,
 				size_t errlen)
@@ -221,6 +249,10 @@ int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
 	elf = open_mem(img, len, &eh, err, errlen, &ret);
 	if (!elf)
 		return ret;
+	if (eh.e_machine == EM_CUDA) {
+		elf_end(elf);
+		return walk_cubin(img, len, kind, fn, arg, err, errlen);
+	}
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
 		ret = fatbin_fail(err, errlen, EBADMSG, "ELF: %s",
 				  elf_errmsg(-1));

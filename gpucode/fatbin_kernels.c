@@ -4,59 +4,12 @@
  * and the architectures each kernel has as PTX and as SASS (for `-l` and
  * for "cannot instrument: SASS only" messages).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpucode/fatbin.h"
 #include "gpucode/fatbin_priv.h"
-
-static bool is_name_char(int c)
-{
-	return isalnum(c) || c == '_' || c == '$' || c == '%' || c == '.';
-}
-
-int fatbin_ptx_kernels(const char *ptx, size_t len, fatbin_name_fn fn,
-		       void *arg)
-{
-	const char *p = ptx, *end;
-	char name[1024];
-	int ret;
-
-	end = memchr(ptx, 0, len);
-	if (!end)
-		end = ptx + len;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', end - p), *q, *s;
-
-		if (!eol)
-			eol = end;
-		/* ".entry" as a whole token, before any // comment. */
-		for (q = p; q + 6 <= eol; q++) {
-			if (q[0] == '/' && q + 1 < eol && q[1] == '/')
-				break;
-			if (memcmp(q, ".entry", 6) ||
-			    (q > p && !isspace((unsigned char)q[-1])) ||
-			    q + 6 == eol || !isspace((unsigned char)q[6]))
-				continue;
-			for (s = q + 6; s < eol && isspace((unsigned char)*s);)
-				s++;
-			for (q = s; q < eol && is_name_char((unsigned char)*q);)
-				q++;
-			if (q == s || q - s >= (long)sizeof(name))
-				break;
-			memcpy(name, s, q - s);
-			name[q - s] = 0;
-			ret = fn(name, arg);
-			if (ret)
-				return ret;
-			break;
-		}
-		p = eol + 1;
-	}
-	return 0;
-}
 
 /* PTX collection */
 
@@ -80,6 +33,7 @@ int fatbin_ptx_collect(const struct fatbin_entry *e, void *arg)
 		l->cap = cap;
 	}
 	x = &l->v[l->n];
+	x->from_cubin = e->from_cubin;
 	x->arch = e->arch;
 	x->major = e->major;
 	x->minor = e->minor;
@@ -248,8 +202,8 @@ int fatbin_elf_kernels(const char *path, struct fatbin_kernels *out,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = fatbin_elf_foreach(path, fatbin_kernels_collect, out, err,
-				 errlen);
+	ret = fatbin_elf_foreach_kind(path, FATBIN_CUBIN_PTX,
+				      fatbin_kernels_collect, out, err, errlen);
 	if (ret)
 		fatbin_kernels_free(out);
 	return ret;

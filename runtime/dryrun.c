@@ -213,9 +213,10 @@ static void splice_image(const struct device_set *ds, const char *binary,
 	char err[256], arch[32], what[PATH_MAX + 96];
 	int ng = 0;
 
-	snprintf(what, sizeof(what), "%s: PTX image %d (%s, PTX %u.%u)",
+	snprintf(what, sizeof(what), "%s: PTX image %d (%s, PTX %u.%u%s)",
 		 binary, idx, fatbin_arch_str(p->arch, true, arch, sizeof(arch)),
-		 p->major, p->minor);
+		 p->major, p->minor,
+		 p->from_cubin ? ", a cubin's .nv_debug_ptx_txt" : "");
 	if (ptx_parse(p->text, p->len, &m, err, sizeof(err))) {
 		fprintf(stderr, "gputrace: %s: %s\n", what, err);
 		return;
@@ -331,8 +332,8 @@ int dryrun_ptx(const struct device_set *ds, const char *binary, bool all,
 		return -ENOENT;
 	}
 	print_probes(ds, all, out);
-	r = fatbin_elf_foreach_kind(binary, FATBIN_KIND_PTX, keep_matched, &kp,
-				    err, sizeof(err));
+	r = fatbin_elf_foreach_kind(binary, FATBIN_KIND_PTX | FATBIN_CUBIN_PTX,
+				    keep_matched, &kp, err, sizeof(err));
 	if (r < 0)
 		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
 	for (size_t i = 0; r >= 0 && i < kp.pl.n; i++)

@@ -29,8 +29,9 @@ static void collect(const char *path, void *arg)
 {
 	char err[256];
 
-	/* no fatbin: host code only */
-	fatbin_elf_foreach(path, fatbin_kernels_collect, arg, err, sizeof(err));
+	/* no fatbin: host code only; a cubin's PTX: .nv_debug_ptx_txt */
+	fatbin_elf_foreach_kind(path, FATBIN_CUBIN_PTX, fatbin_kernels_collect,
+				arg, err, sizeof(err));
 }
 
 /* One probe line, when PATTERN (NULL: any) matches it. */

@@ -62,8 +62,9 @@ static int read_file(const char *path, uint8_t **data, size_t *len)
 	return 0;
 }
 
-/* Copy the image at P (in memory we trust: the driver just read it). */
-static int copy_image(struct agent_image *im, const void *p)
+/* Copy the image at P (in memory we trust: the driver just read it;
+ * AVAIL bytes of it, SIZE_MAX when unknown). */
+static int copy_image(struct agent_image *im, const void *p, size_t avail)
 {
 	const void *fb;
 	size_t len;
@@ -91,8 +92,19 @@ static int copy_image(struct agent_image *im, const void *p)
 			return -ENOMEM;
 		im->len = strlen(p);
 		return 0;
+	case FATBIN_IMAGE_ELF:
+		/* its .nv_debug_ptx_txt may hold its PTX (Triton's do) */
+		if (fatbin_cubin_size(p, &len) < 0 || len > avail) {
+			agent_debug("module image: a cubin of unknown size");
+			return 0;
+		}
+		im->data = malloc(len);
+		if (!im->data)
+			return -ENOMEM;
+		memcpy(im->data, p, len);
+		im->len = len;
+		return 0;
 	default:
-		/* a cubin holds no PTX: its kind is all we need */
 		return 0;
 	}
 }
@@ -109,15 +121,15 @@ void agent_image_add(uintptr_t handle, bool library, const void *p,
 	im->library = library;
 	if (path) {
 		uint8_t *d = NULL;
-		size_t n;
+		size_t n = 0;
 
 		e = read_file(path, &d, &n);
 		if (!e) {
-			e = copy_image(im, d);
+			e = copy_image(im, d, n);
 			free(d);
 		}
 	} else if (p) {
-		e = copy_image(im, p);
+		e = copy_image(im, p, SIZE_MAX);
 	}
 	if (e < 0) {
 		agent_report_once("cannot keep a copy of a loaded module%s%s: "
@@ -236,6 +248,32 @@ static int pick_entry(const struct fatbin_entry *e, void *arg)
 				sizeof(err)) > 0)
 		take(pk, t, e->arch.sm);
 	return 0;
+}
+
+/* A module loaded as a cubin: the PTX of its .nv_debug_ptx_txt. */
+static void consider_cubin(struct pick *pk, const struct agent_image *img,
+			   char *why, size_t whylen)
+{
+	struct fatbin_cubin_ptx x;
+	struct fatbin_arch a = { 0 };
+	char err[200];
+
+	if (!img->data) {
+		snprintf(why, whylen, "SASS only (a cubin we could not copy)");
+		return;
+	}
+	fatbin_cubin_arch(img->data, img->len, &a);
+	if (fatbin_cubin_ptx(img->data, img->len, a.sm, pk->name, &x, err,
+			     sizeof(err)) < 0) {
+		snprintf(why, whylen, "SASS only (%s)", err);
+		return;
+	}
+	agent_debug("%s: PTX from its cubin's .nv_debug_ptx_txt (sm_%u%s, "
+		    "PTX %u.%u)", pk->name, x.arch.sm,
+		    x.arch.variant == 'a' ? "a" : x.arch.variant == 'f' ?
+		    "f" : "", x.major, x.minor);
+	consider_text(pk, x.text, x.len, x.arch.sm, x.arch.variant);
+	free(x.text);
 }
 
 /* ---- fatbins of the process's ELF objects ---- */
@@ -365,7 +403,8 @@ static int search_object(struct dl_phdr_info *info, size_t size, void *arg)
 	pk->owner = o;
 	for (int i = 0; i < o->nregions && !pk->text; i++)
 		fatbin_foreach_stored(o->regions[i].p, o->regions[i].len,
-				      FATBIN_KIND_PTX, pick_entry, pk, err,
+				      FATBIN_KIND_PTX | FATBIN_CUBIN_PTX |
+				      FATBIN_CUBIN_CHEAP, pick_entry, pk, err,
 				      sizeof(err));
 	return 0;
 }
@@ -403,9 +442,10 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 	if (!img || img->kind == FATBIN_IMAGE_UNKNOWN) {
 		pick_from_elf(&pk);
 	} else if (img->kind == FATBIN_IMAGE_ELF) {
-		snprintf(why, whylen, "SASS only (its module was loaded as "
-			 "a cubin, no PTX)");
-		return -ENOENT;
+		why[0] = 0;
+		consider_cubin(&pk, img, why, whylen);
+		if (!pk.text && why[0])
+			return -ENOENT;
 	} else if (img->kind == FATBIN_IMAGE_PTX) {
 		unsigned a = agent_ptx_target((const char *)img->data,
 					      img->len, &v);
@@ -413,7 +453,10 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		consider_text(&pk, (const char *)img->data, img->len, a, v);
 	} else {
 		pk.owner = img;
-		if (fatbin_foreach_stored(img->data, img->len, FATBIN_KIND_PTX,
+		/* compressed cubins (PyTorch's -compress-all: SASS for
+		 * every arch) would be inflated at each kernel's look-up */
+		if (fatbin_foreach_stored(img->data, img->len, FATBIN_KIND_PTX |
+					  FATBIN_CUBIN_PTX | FATBIN_CUBIN_CHEAP,
 					  pick_entry, &pk, err,
 					  sizeof(err)) < 0) {
 			snprintf(why, whylen, "cannot read its fatbin: %s",

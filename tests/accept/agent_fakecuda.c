@@ -319,6 +319,25 @@ CUresult cuLibraryUnload(void *lib)
 	free(lib);
 	return OK;
 }
+
+CUresult cuModuleGetFunction(void **f, void *m, const char *name);
+
+/* a library's kernel is a function of its module (the library) */
+CUresult cuLibraryGetKernel(void **k, void *lib, const char *name)
+{
+	return cuModuleGetFunction(k, lib, name);
+}
+
+CUresult cuKernelGetFunction(void **f, void *k)
+{
+	void *ff = malloc(sizeof(struct ffunc));
+
+	if (!ff)
+		return 2;
+	memcpy(ff, k, sizeof(struct ffunc));
+	*f = ff;
+	return OK;
+}
 #endif
 
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *o,
@@ -635,6 +654,11 @@ static const struct {
 	{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL },
 	{ "cuModuleUnload", (void *)cuModuleUnload, NULL },
 	{ "cuDriverGetVersion", (void *)cuDriverGetVersion, NULL },
+#ifndef FAKECUDA_NO_LIBRARY
+	{ "cuLibraryLoadData", (void *)cuLibraryLoadData, NULL },
+	{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel, NULL },
+	{ "cuKernelGetFunction", (void *)cuKernelGetFunction, NULL },
+#endif
 };
 
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver,

@@ -25,7 +25,9 @@
  * size (1) and cluster scheduling policy (1) the same way.  With
  * HOOKPROG_WAIT_FILE=F it exits only once F exists (10 s at most).  With
  * HOOKPROG_THREAD, OTHER_KERNEL is launched from a thread that main
- * does not wait for.
+ * does not wait for.  With HOOKPROG_LIBRARY, FATBIN (any image) is loaded
+ * with cuLibraryLoadData and KERNEL found with cuLibraryGetKernel and
+ * cuKernelGetFunction, as the CUDA runtime does since 12.0.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +43,9 @@ typedef int CUresult;
 typedef CUresult (*gpa_fn)(const char *, void **, int, uint64_t, int *);
 typedef CUresult (*load_fn)(void **, const void *);
 typedef CUresult (*getfn_fn)(void **, void *, const char *);
+typedef CUresult (*libload_fn)(void **, const void *, void *, void *,
+			       unsigned, void *, void *, unsigned);
+typedef CUresult (*kfunc_fn)(void **, void *);
 typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned,
 			      unsigned, unsigned, unsigned, unsigned, void *,
 			      void **, void **);
@@ -183,7 +188,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
 	}
-	if (load(&mod, img) || getfn(&f, mod, argv[2])) {
+	if (getenv("HOOKPROG_LIBRARY")) {
+		libload_fn libload;
+		getfn_fn getkernel;
+		kfunc_fn kfunc;
+		void *k = NULL;
+
+		if (gpa("cuLibraryLoadData", (void **)&libload, 12000, 0,
+			NULL) ||
+		    gpa("cuLibraryGetKernel", (void **)&getkernel, 12000, 0,
+			NULL) ||
+		    gpa("cuKernelGetFunction", (void **)&kfunc, 12000, 0,
+			NULL) ||
+		    libload(&mod, img, NULL, NULL, 0, NULL, NULL, 0) ||
+		    getkernel(&k, mod, argv[2]) || kfunc(&f, k)) {
+			fprintf(stderr, "cannot load %s from a library\n",
+				argv[2]);
+			return 1;
+		}
+	} else if (load(&mod, img) || getfn(&f, mod, argv[2])) {
 		fprintf(stderr, "cannot load %s\n", argv[2]);
 		return 1;
 	}
