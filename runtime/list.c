@@ -7,6 +7,7 @@
 #include "probes/elf_syms.h"
 #include "gpucode/fatbin.h"
 #include "probes/cuda_priv.h"
+#include "probes/provider.h"
 #include "runtime/list.h"
 
 static const char *const fixed[] = {
@@ -21,6 +22,7 @@ static const char *const fixed[] = {
 	"cuda:launch", "cuda:launch:GLOB", "cuda:malloc", "cuda:free",
 	"cuda:memcpy", "cuda:sync", "cuda:graph", "cuda:complete",
 	"cuda:complete:GLOB",
+	"gpu:sample", "gpu:sample:GLOB", "gpu:sample:GLOB:PERIOD",
 	"gpu:kernel:GLOB:entry", "gpu:kernel:GLOB:exit",
 	"gpu:warp:GLOB:entry", "gpu:warp:GLOB:exit",
 };
@@ -119,7 +121,8 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		return 1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		/* a target lists its kernels instead of the generic forms */
-		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4))
+		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4) &&
+		    !gpu_sample_probe(fixed[i]))
 			continue;
 		if (!pattern || !fnmatch(pattern, fixed[i], 0))
 			fprintf(out, "%s\n", fixed[i]);

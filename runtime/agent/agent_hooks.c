@@ -322,8 +322,10 @@ EXPORT CUresult gt_ctx_destroy(CUcontext) __asm__("cuCtxDestroy_v2");
 CUresult gt_ctx_destroy(CUcontext c)
 {
 	REAL(ctx_destroy);
-	if (agent_tracing())
+	if (agent_tracing()) {
 		agent_ctx_retire(c);
+		agent_sample_retire(c, -1);
+	}
 	return agent_drv.ctx_destroy(c);
 }
 
@@ -331,8 +333,10 @@ EXPORT CUresult gt_primary_reset(CUdevice) __asm__("cuDevicePrimaryCtxReset_v2")
 CUresult gt_primary_reset(CUdevice d)
 {
 	REAL(primary_reset);
-	if (agent_tracing())
+	if (agent_tracing()) {
 		agent_ctx_retire_device(d);
+		agent_sample_retire(NULL, (int)d);
+	}
 	return agent_drv.primary_reset(d);
 }
 
