@@ -1508,9 +1508,6 @@ static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
 	if (colon)
 		*colon = 0;
 	p->prov = provider_find(prov);
-	/* gpu:sample is a host probe (in the agent), spelt under gpu: */
-	if (p->prov == &provider_gpu && gpu_sample_probe(text))
-		p->prov = &provider_gpu_sample;
 	if (!p->prov) {
 		diag_error(loc, "unknown probe provider '%s'", prov);
 		return -EINVAL;
@@ -1524,6 +1521,9 @@ static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
 		snprintf(full, n, "%s%s", p->prov->name, text + strlen(prov));
 		p->name = full;
 	}
+	/* gpu:sample is a host probe (in the agent), spelt under gpu: */
+	if (p->prov == &provider_gpu && gpu_sample_probe(text))
+		p->prov = &provider_gpu_sample;
 	/* the rest, split at ':' (the provider may rejoin) */
 	for (char *s = colon ? colon + 1 : NULL; s && p->nargs < 4;) {
 		char *next = strchr(s, ':');

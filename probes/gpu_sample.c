@@ -203,7 +203,7 @@ static int gs_extras(struct probe *p, void *o, char *err, size_t errlen)
 	pv->sh = sh;
 	if (pv->period && sh->period && pv->period != sh->period)
 		return provider_fail(err, errlen, NULL, 0,
-				     "gpu:sample: one sampling period per process (%u and %u given)",
+				     "one sampling period per process (%u and %u given)",
 				     sh->period, pv->period);
 	if (pv->period)
 		sh->period = pv->period;
@@ -241,7 +241,7 @@ int gpu_sample_globs(const struct gt_object *obj, const char *const **globs,
 }
 
 const struct provider provider_gpu_sample = {
-	.name = "gpu",
+	.name = "gpu:sample",	/* found through gpu's name, by sema */
 	.prog_type = BPF_PROG_TYPE_KPROBE,
 	.parse = gs_parse,
 	.has_builtin = gs_has_builtin,
