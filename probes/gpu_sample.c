@@ -21,6 +21,7 @@
 #include "lang/ast.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
+#include "runtime/agentctl.h"
 
 #define R(f)	((int)offsetof(struct pt_regs, f))
 #define SREC(f)	((int)offsetof(struct agent_sample_rec, f))
@@ -86,8 +87,10 @@ static int gs_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	const struct syms *s;
 	struct gs_priv *pv;
 	bool ambiguous;
-	char *glob = NULL;
+	char *glob = NULL, *found = NULL;
+	const char *lib = provider_agent_lib;
 	uint32_t period = 0;
+	int ret;
 
 	*arg = -1;
 	if (*rest == ':') {
@@ -96,25 +99,32 @@ static int gs_parse(struct probe *p, char *err, size_t errlen, int *arg)
 			return -EINVAL;
 		*arg = -1;
 	}
-	if (!provider_agent_lib && provider_target_cmd)
+	/* the prompt after attach: the agent is injected once compiled */
+	if (!lib && p->target_pid > 0)
+		lib = found = agentctl_find_lib(NULL);
+	if (!lib && (provider_target_cmd || p->target_pid > 0))
 		return provider_fail(err, errlen, NULL, 0,
 				     "gpu:sample: cannot find gputrace's agent library (libgputrace-agent.so next to the gputrace binary, or $GPUTRACE_AGENT_LIB)");
-	if (!provider_agent_lib)
+	if (!lib)
 		return provider_fail(err, errlen, NULL, 0,
-				     "gpu:sample needs -c CMD or -p PID: the samples are collected by gputrace's agent inside the target");
-	if (syms_load(provider_agent_lib, &s, err, errlen))
-		return -EINVAL;
-	f = syms_lookup(s, AGENT_SAMPLE_SYM, &ambiguous);
-	if (!f)
-		return provider_fail(err, errlen, NULL, 0, "%s has no %s",
-				     provider_agent_lib, AGENT_SAMPLE_SYM);
+				     "gpu:sample needs a target (-c CMD, -p PID, or attach PID at the prompt): the samples are collected by gputrace's agent inside it");
+	ret = syms_load(lib, &s, err, errlen) ? -EINVAL : 0;
+	f = ret ? NULL : syms_lookup(s, AGENT_SAMPLE_SYM, &ambiguous);
+	if (!ret && !f)
+		ret = provider_fail(err, errlen, NULL, 0, "%s has no %s", lib,
+				    AGENT_SAMPLE_SYM);
+	if (ret) {
+		free(found);
+		return ret;
+	}
 	pv = ast_alloc(sizeof(*pv));
 	memset(pv, 0, sizeof(*pv));
 	pv->glob = glob ? glob : "*";
 	pv->period = period;
 	pv->bit = -1;
 	p->priv = pv;
-	p->path = ast_strndup(provider_agent_lib, strlen(provider_agent_lib));
+	p->path = ast_strndup(lib, strlen(lib));
+	free(found);
 	p->func = (char *)AGENT_SAMPLE_SYM;
 	p->offset = f->offset;
 	return 0;

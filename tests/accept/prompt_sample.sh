@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Acceptance: gpu:sample at the prompt, without a GPU: the fake driver of
+# tests/accept/prompt_device.sh and the fake libcupti of
+# tests/accept/gpu_sample.sh (each vadd run: 3 samples of
+# long_scoreboard, 2 of math_pipe_throttle, 1 of selected).  `attach
+# PID`, a gpu:sample clause (the agent is injected and turns PC sampling
+# on at the next launch), `print @s`: the three stall reasons in the
+# ratio 3:2:1; `remove` (the agent detaches), `quit` with status 0; the
+# program goes on and every launch it made succeeded.
+. tests/progs/agent_lib.sh
+
+[ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
+[ -r /sys/bus/event_source/devices/uprobe/type ] ||
+	{ echo "no uprobe PMU in this kernel"; exit 77; }
+[ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
+DRIVE="$(pwd)/tests/progs/pty_drive.py"
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+
+$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
+	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
+	fail "building the fake libcuda"
+$CC $W -shared -fPIC -I"$CUDA_INC" -Wl,-soname,libcupti.so.13 \
+	tests/accept/agent_fakecupti.c -o "$T/libcupti.so.13" -lpthread ||
+	fail "building the fake libcupti"
+$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
+	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
+	fail "building agent_attachprog"
+LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" \
+	>"$T/prog.out" 2>&1 &
+P=$!
+trap 'kill -KILL $P 2>/dev/null; rm -rf "$T"' EXIT
+i=0
+while [ ! -f "$T/ready" ]; do
+	i=$((i + 1))
+	[ $i -gt 200 ] && fail "the program did not start"
+	sleep 0.05
+done
+
+HOME=$T/home XDG_STATE_HOME= TMPDIR=$T python3 "$DRIVE" -t 20 -l "$T/log" -- \
+	"$GT" -v <<STEPS || { cat "$T/log"; fail "the prompt session"; }
+expect gputrace> 
+send gpu:sample:vadd { @s[stall] = sum(samples); }
+expect needs a target
+send attach $P
+expect attached to $P
+send gpu:sample:vadd { @s[stall] = sum(samples); }
+expect agent attached to pid $P
+sleep 1
+send print @s
+expect @s\\[long_scoreboard\\]: [1-9][0-9]*\r\n
+send remove 1
+expect gputrace> 
+send detach
+expect detached from $P
+send quit
+exit 0
+STEPS
+ls=$(sed -n 's/^@s\[long_scoreboard\]: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
+ma=$(sed -n 's/^@s\[math_pipe_throttle\]: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
+se=$(sed -n 's/^@s\[selected\]: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
+[ -n "$ls" ] && [ -n "$ma" ] && [ -n "$se" ] && [ "$se" -gt 0 ] &&
+	[ $((ls)) = $((3 * se)) ] && [ $((ma)) = $((2 * se)) ] ||
+	{ cat "$T/log"; fail "@s: $ls $ma $se, not 3:2:1 whole runs"; }
+kill -0 $P 2>/dev/null || fail "the program died"
+kill -TERM $P
+wait $P
+grep -q 'failures 0' "$T/prog.out" || { cat "$T/prog.out"; fail "launches failed: $(cat "$T/prog.out")"; }
+echo "prompt: gpu:sample through the agent, $ls:$ma:$se"
