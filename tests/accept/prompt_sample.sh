@@ -6,7 +6,8 @@
 # long_scoreboard, 2 of math_pipe_throttle, 1 of selected).  `attach
 # PID`, a gpu:sample clause (the agent is injected and turns PC sampling
 # on at the next launch), `print @s`: the three stall reasons in the
-# ratio 3:2:1; `remove` (the agent detaches), `quit` with status 0; the
+# ratio 3:2:1; `remove` (the agent detaches), `quit` with status 0; then
+# gputrace -p on the same process (the agent attached again); the
 # program goes on and every launch it made succeeded.
 . tests/progs/agent_lib.sh
 
@@ -63,6 +64,14 @@ se=$(sed -n 's/^@s\[selected\]: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
 [ -n "$ls" ] && [ -n "$ma" ] && [ -n "$se" ] && [ "$se" -gt 0 ] &&
 	[ $((ls)) = $((3 * se)) ] && [ $((ma)) = $((2 * se)) ] ||
 	{ cat "$T/log"; fail "@s: $ls $ma $se, not 3:2:1 whole runs"; }
+# -p, attaching again to the agent the prompt left (sampling on again)
+timeout -k 2 20 "$GT" -q -p $P -e 'gpu:sample:vadd { @s[stall] = sum(samples); }
+interval:ms:800 { exit(); }' >"$T/p.out" 2>"$T/p.err" ||
+	{ cat "$T/p.out" "$T/p.err"; fail "gputrace -p"; }
+se=$(sed -n 's/^@s\[selected\]: \([0-9]*\).*/\1/p' "$T/p.out")
+ls=$(sed -n 's/^@s\[long_scoreboard\]: \([0-9]*\).*/\1/p' "$T/p.out")
+[ -n "$se" ] && [ "$se" -gt 0 ] && [ $((ls)) = $((3 * se)) ] ||
+	{ cat "$T/p.out" "$T/p.err"; fail "-p: @s $ls $se"; }
 kill -0 $P 2>/dev/null || fail "the program died"
 kill -TERM $P
 wait $P
