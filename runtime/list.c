@@ -120,9 +120,11 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 	if (pid && !pattern && syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		/* a target lists its kernels instead of the generic forms */
+		/* a target lists its kernels instead of the generic forms;
+		 * gpu:sample's when the pattern asks for them, not kernels */
 		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4) &&
-		    !gpu_sample_probe(fixed[i]))
+		    (!gpu_sample_probe(fixed[i]) || !pattern ||
+		     !fnmatch(pattern, "gpu:kernel:x", 0)))
 			continue;
 		if (!pattern || !fnmatch(pattern, fixed[i], 0))
 			fprintf(out, "%s\n", fixed[i]);
