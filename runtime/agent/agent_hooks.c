@@ -175,6 +175,7 @@ CUresult gt_module_load(CUmodule *m, const char *path)
 	CUresult r;
 
 	REAL(module_load);
+	agent_sample_here();
 	r = agent_drv.module_load(m, path);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, NULL, path);
@@ -188,6 +189,7 @@ CUresult gt_module_load_data(CUmodule *m, const void *image)
 	CUresult r;
 
 	REAL(module_load_data);
+	agent_sample_here();
 	r = agent_drv.module_load_data(m, image);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
@@ -203,6 +205,7 @@ CUresult gt_module_load_data_ex(CUmodule *m, const void *image, unsigned n,
 	CUresult r;
 
 	REAL(module_load_data_ex);
+	agent_sample_here();
 	r = agent_drv.module_load_data_ex(m, image, n, o, v);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
@@ -216,6 +219,7 @@ CUresult gt_module_load_fatbin(CUmodule *m, const void *image)
 	CUresult r;
 
 	REAL(module_load_fatbin);
+	agent_sample_here();
 	r = agent_drv.module_load_fatbin(m, image);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);

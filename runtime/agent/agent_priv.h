@@ -584,6 +584,9 @@ uint64_t agent_glob_bits(const char *mangled, char *const *globs, int n)
 void agent_sample_load(void) AGENT_HIDDEN;
 /* A launch in context CTX: PC sampling on there, the first time. */
 void agent_sample_ctx(CUcontext ctx) AGENT_HIDDEN;
+/* The same for the current context (a launch, a module load: CUPTI
+ * then sees the module's load); nothing without gpu:sample clauses. */
+void agent_sample_here(void) AGENT_HIDDEN;
 /* Hand the samples collected so far to the tracer (the agent's thread). */
 void agent_sample_flush(void) AGENT_HIDDEN;
 /* Context CTX (NULL: every context of device DEV) goes away: its last

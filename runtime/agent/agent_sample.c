@@ -363,6 +363,22 @@ void agent_sample_ctx(CUcontext ctx)
 	pthread_mutex_unlock(&lock);
 }
 
+void agent_sample_here(void)
+{
+	CUcontext cur = NULL;
+
+	if (!agent.cfg.nsamples || !agent_tracing())
+		return;
+	/* a module loaded before the first launch: CUPTI then comes
+	 * before the exit handler as well (see agent_sample_load) */
+	if (!loaded)
+		agent_sample_load();
+	/* a launch's stream belongs to the current context */
+	if (agent_drv.ctx_get_current &&
+	    agent_drv.ctx_get_current(&cur) == CUDA_SUCCESS)
+		agent_sample_ctx(cur);
+}
+
 /* The key and clause bits of the kernel named NAME (mangled). */
 static void kernel_of(const char *name, uint64_t *key, uint64_t *match)
 {
