@@ -11,8 +11,9 @@
 #   - samples(stream_scale) / samples(fma_chain) is within 20% of
 #     duration(stream_scale) / duration(fma_chain);
 #   - with torch (python3 -c 'import torch', a GPU): a small training
-#     loop under -c: a cuBLAS GEMM and PyTorch's own kernels (at::native)
-#     have samples, the losses are identical to a native run.
+#     loop under -c, and a longer one (TORCH_STEPS, 3000) with -p for
+#     2 s: a cuBLAS GEMM and PyTorch's own kernels (at::native) have
+#     samples, the losses are identical to a native run.
 # Prints PASS/FAIL per check; exit 0 when all pass, 1 otherwise, 77
 # without nvcc.
 GT=${GPUTRACE:-build/gputrace}
@@ -21,7 +22,7 @@ NVCC=${NVCC:-$(command -v nvcc || echo "$CUDA/bin/nvcc")}
 [ -x "$NVCC" ] || { echo "no nvcc"; exit 77; }
 [ -x "$GT" ] || { echo "no gputrace at $GT"; exit 1; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/gpu_sample.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+trap 'kill $tp 2>/dev/null; rm -rf "$T"' EXIT
 failed=0
 
 pass() { echo "PASS $1"; }
@@ -123,6 +124,32 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 		{ fail "torch: no cuBLAS GEMM sampled"; sed 's/^/    /' "$T/tk"; }
 	[ -n "$a" ] && pass "torch: PyTorch's kernels have samples: $a" ||
 		{ fail "torch: no at::native kernel sampled"; sed 's/^/    /' "$T/tk"; }
+
+	# -p: attach to a running loop for 2 s; its losses stay the native ones
+	STEPS=${TORCH_STEPS:-3000}
+	python3 tests/gpu/sample_torch.py "$STEPS" >"$T/pnative" 2>&1 ||
+		fail "torch loop ($STEPS steps) does not run natively"
+	python3 tests/gpu/sample_torch.py "$STEPS" "$T/ready" >"$T/pprog" 2>&1 &
+	tp=$!
+	i=0
+	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
+	timeout -k 5 120 "$GT" -q -p $tp -e 'gpu:sample { @t[kernel] = sum(samples); }
+interval:s:2 { exit(); }' </dev/null >"$T/pout" 2>"$T/perr"
+	rc=$?
+	wait $tp
+	trc=$?
+	[ $rc -eq 0 ] || { fail "torch -p: status $rc"; sed 's/^/    /' "$T/perr"; }
+	if [ $trc -eq 0 ] && cmp -s "$T/pnative" "$T/pprog"; then
+		pass "torch -p: the loop ran on, $(grep -c '^loss ' "$T/pprog") losses identical to native"
+	else
+		fail "torch -p: the loop's status $trc or its losses changed (-native +attached)"
+		diff -u "$T/pnative" "$T/pprog" | head -20 | sed 's/^/    /'
+	fi
+	g=$(grep -iE '^@t\[.*(gemm|cublas|cutlass|xmma)' "$T/pout" | head -1)
+	a=$(grep -E '^@t\[.*at::native::' "$T/pout" | head -1)
+	[ -n "$g" ] && [ -n "$a" ] &&
+		pass "torch -p: a GEMM and PyTorch's kernels have samples: $g; $a" ||
+		{ fail "torch -p: GEMM '$g', at::native '$a'"; grep '^@' "$T/pout" | head -20 | sed 's/^/    /'; sed 's/^/    /' "$T/perr"; }
 else
 	echo "SKIP torch part: python3 cannot import torch with a GPU"
 fi
