@@ -315,7 +315,7 @@ static void enable(struct sctx *c)
 		return;
 	}
 	c->on = 1;
-	agent_debug("info gpu:sample: PC sampling on GPU %u, every 2^%u "
+	agent_debug("gpu:sample: PC sampling on GPU %u, every 2^%u "
 		    "cycles, %zu stall reasons", c->gpu,
 		    agent.cfg.sample_period, c->nstall);
 }
