@@ -18,7 +18,10 @@
  * (p >= 17).  CUPTI aggregates per (kernel, PC) until the samples are
  * taken; a take hands out at most collectNumPcs PCs.  With
  * FAKECUPTI_PCS=busy, Enable fails as with another client holding it;
- * FAKECUPTI_PCS=none, as on a GPU without PC sampling.
+ * FAKECUPTI_PCS=none, as on a GPU without PC sampling;
+ * FAKECUPTI_PCS=full: the first take with samples says the hardware
+ * buffer filled (CUPTI_ERROR_OUT_OF_MEMORY, the data handed over all
+ * the same) and that it dropped FAKEPCS_DROPPED samples.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -181,6 +184,7 @@ CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
 #define FAKEPCS_MATH	2
 #define FAKEPCS_SEL	1
 #define PCS_MAX		64	/* (kernel, PC) pairs pending */
+#define FAKEPCS_DROPPED	5
 
 static const uint32_t stall_index[] = { 2, 7, 9 };
 static const char *const stall_names[] = {
@@ -354,10 +358,19 @@ CUptiResult cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams *p)
 		return CUPTI_ERROR_INVALID_OPERATION;
 	if (!d || !d->pPcData || !d->collectNumPcs)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	static int full_told;
+	const char *e = getenv("FAKECUPTI_PCS");
+	bool full;
+
 	pthread_mutex_lock(&lock);
 	pcs_fill(d);
+	full = e && !strcmp(e, "full") && d->totalNumPcs && !full_told;
+	if (full) {
+		full_told = 1;
+		d->droppedSamples = FAKEPCS_DROPPED;
+	}
 	pthread_mutex_unlock(&lock);
-	return CUPTI_SUCCESS;
+	return full ? CUPTI_ERROR_OUT_OF_MEMORY : CUPTI_SUCCESS;
 }
 
 /* What is left goes to the configuration's buffer. */

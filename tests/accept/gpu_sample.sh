@@ -6,12 +6,12 @@
 # default period, 2^20 cycles) 3 samples of long_scoreboard at PC 0x10
 # and, at PC 0x20, 2 of math_pipe_throttle and 1 of selected; a period
 # of 2^19 doubles them.  gputrace -c preloads the agent, which turns on
-# PC sampling at the first launch in the context and hands the samples
+# PC sampling at the first module load or launch in the context and hands the samples
 # to gputrace_sample(), where the uprobe reads them.  The hook program
 # runs vadd 5 times plus 3 graph runs, uses_global once.  Also: the one
 # line for another client holding PC sampling and for a GPU without it,
-# the target running on; cuda:complete alongside.  Needs root and the
-# uprobe PMU.
+# the target running on; cuda:complete alongside; a full hardware
+# buffer and dropped samples reported.  Needs root and the uprobe PMU.
 . tests/progs/agent_lib.sh
 
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
@@ -70,4 +70,12 @@ grep -q '^gputrace: gpu:sample: GPU 0 or its driver has no PC sampling (CUPTI_ER
 FAKECUPTI_PCS=busy run 'gpu:sample { @v = sum(samples); }'
 grep -q '^gputrace: gpu:sample: CUPTI refused PC sampling on GPU 0 (CUPTI_ERROR_HARDWARE_BUSY): another profiler (torch.profiler, Nsight Systems or Compute, a second gputrace) may hold it; its kernels run unsampled$' "$T/err" ||
 	{ cat "$T/err"; fail "busy: the line"; }
+# a full hardware buffer: said once, what came is counted, drops reported
+FAKECUPTI_PCS=full run 'gpu:sample:vadd { @v = sum(samples); }'
+want "
+
+@v: 48" "hardware buffer full"
+printf '%s\n' "gputrace: gpu:sample: CUPTI's hardware buffer filled: samples were lost (a longer period, gpu:sample:GLOB:N, costs fewer)" \
+	"gputrace: gpu:sample: 5 of 54 samples dropped by the hardware (a longer period costs fewer)" >"$T/want"
+diff -u "$T/want" "$T/err" || fail "hardware buffer full: the lines"
 exit 0
