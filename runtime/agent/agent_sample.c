@@ -250,28 +250,25 @@ static CUptiResult configure(struct sctx *c)
 	int n = 0;
 
 	memset(a, 0, sizeof(a));
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-	a[n++].attributeData.samplingPeriodData.samplingPeriod =
+#define ATTR(t)	(a[n].attributeType = \
+		 CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_##t, &a[n++].attributeData)
+	ATTR(SAMPLING_PERIOD)->samplingPeriodData.samplingPeriod =
 		agent.cfg.sample_period;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
-	a[n].attributeData.stallReasonData.stallReasonCount = c->nstall;
-	a[n++].attributeData.stallReasonData.pStallReasonIndex = c->index;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
-	a[n++].attributeData.scratchBufferSizeData.scratchBufferSize =
+	ATTR(STALL_REASON)->stallReasonData.stallReasonCount = c->nstall;
+	a[n - 1].attributeData.stallReasonData.pStallReasonIndex = c->index;
+	ATTR(SCRATCH_BUFFER_SIZE)->scratchBufferSizeData.scratchBufferSize =
 		SCRATCH_BYTES;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
-	a[n++].attributeData.hardwareBufferSizeData.hardwareBufferSize =
+	ATTR(HARDWARE_BUFFER_SIZE)->hardwareBufferSizeData.hardwareBufferSize =
 		HW_BYTES;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-	a[n++].attributeData.collectionModeData.collectionMode =
+	ATTR(COLLECTION_MODE)->collectionModeData.collectionMode =
 		CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-	a[n++].attributeData.enableStartStopControlData.enableStartStopControl = 0;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
-	a[n++].attributeData.outputDataFormatData.outputDataFormat =
+	ATTR(ENABLE_START_STOP_CONTROL)->enableStartStopControlData
+		.enableStartStopControl = 0;
+	ATTR(OUTPUT_DATA_FORMAT)->outputDataFormatData.outputDataFormat =
 		CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
-	a[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-	a[n++].attributeData.samplingDataBufferData.samplingDataBuffer = &c->cfg;
+	ATTR(SAMPLING_DATA_BUFFER)->samplingDataBufferData.samplingDataBuffer =
+		&c->cfg;
+#undef ATTR
 	p.numAttributes = n;
 	return pcs.set_attr(&p);
 }
