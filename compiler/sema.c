@@ -260,7 +260,7 @@ const char *const sema_builtin_names[] = {
 	"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
 	"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
 	"blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
-	"ustack", "kstack", NULL,
+	"ustack", "kstack", "pc", "stall", "samples", NULL,
 };
 
 /* The functions a program may call, for the prompt's completion. */
@@ -308,7 +308,7 @@ static struct type *builtin_type(const char *name)
 	if (!strcmp(name, "ustack") || !strcmp(name, "kstack"))
 		return type_stack(name[0] == 'u', false, GT_STACK_LIMIT);
 	if (!strcmp(name, "comm") || !strcmp(name, "func") || !strcmp(name, "kernel") ||
-	    !strcmp(name, "kind"))
+	    !strcmp(name, "kind") || !strcmp(name, "stall"))
 		return type_string();
 	return type_int(false);
 }
@@ -1521,6 +1521,9 @@ static int make_probe(struct unit *u, struct clause_info *ci, const char *text,
 		snprintf(full, n, "%s%s", p->prov->name, text + strlen(prov));
 		p->name = full;
 	}
+	/* gpu:sample is a host probe (in the agent), spelt under gpu: */
+	if (p->prov == &provider_gpu && gpu_sample_probe(text))
+		p->prov = &provider_gpu_sample;
 	/* the rest, split at ':' (the provider may rejoin) */
 	for (char *s = colon ? colon + 1 : NULL; s && p->nargs < 4;) {
 		char *next = strchr(s, ':');

@@ -80,6 +80,9 @@ int agent_config_write(const struct agent_config *c, const char *path)
 	fprintf(f, "completes %d\n", c->ncompletes);
 	for (int i = 0; i < c->ncompletes; i++)
 		put_blob(f, "glob", c->completes[i]);
+	fprintf(f, "samples %d %u\n", c->nsamples, c->sample_period);
+	for (int i = 0; i < c->nsamples; i++)
+		put_blob(f, "glob", c->samples[i]);
 	fprintf(f, "reads %d\n", c->reads ? 1 : 0);
 	put_blob(f, "timeline", c->timeline);
 	fputs("end\n", f);
@@ -266,6 +269,16 @@ static int parse(struct rd *r, struct agent_config *c)
 	for (long long n = v[0]; c->ncompletes < n; c->ncompletes++)
 		if ((err = blob(r, "glob", &c->completes[c->ncompletes])))
 			return err;
+	if (numbers(r, "samples", 2, v, 0, AGENT_MAX_COMPLETES) ||
+	    (v[0] && (v[1] < AGENT_SAMPLE_PERIOD_MIN ||
+		      v[1] > AGENT_SAMPLE_PERIOD_MAX)) || (!v[0] && v[1]))
+		return -EINVAL;
+	c->sample_period = (uint32_t)v[1];
+	if (v[0] && !(c->samples = calloc(v[0], sizeof(*c->samples))))
+		return -ENOMEM;
+	for (long long n = v[0]; c->nsamples < n; c->nsamples++)
+		if ((err = blob(r, "glob", &c->samples[c->nsamples])))
+			return err;
 	if (numbers(r, "reads", 1, v, 0, 1))
 		return -EINVAL;
 	c->reads = v[0];
@@ -328,6 +341,9 @@ void agent_config_free(struct agent_config *c)
 	for (int i = 0; i < c->ncompletes; i++)
 		free(c->completes[i]);
 	free(c->completes);
+	for (int i = 0; i < c->nsamples; i++)
+		free(c->samples[i]);
+	free(c->samples);
 	free(c->maps);
 	free(c->decls);
 	free(c->timeline);

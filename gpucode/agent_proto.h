@@ -56,6 +56,9 @@ struct agent_config {
 	bool verbose;			/* report JIT times and every decision */
 	int ncompletes;			/* cuda:complete clauses: their GLOBs */
 	char **completes;
+	int nsamples;			/* gpu:sample clauses: their GLOBs */
+	char **samples;
+	uint32_t sample_period;		/* log2 of the cycles between PC samples */
 	bool reads;			/* probes read device memory: track
 					 * allocations (agent_alloc.c) */
 	char *timeline;			/* --timeline: the file the agent
@@ -80,6 +83,25 @@ struct agent_complete_rec {
 	const char *name;	/* mangled, NUL-terminated */
 };
 #define AGENT_COMPLETE_SYM	"gputrace_complete"
+
+/*
+ * gpu:sample: the samples CUPTI's PC sampling counted at one instruction
+ * of one kernel with one stall reason since the last hand-over; the
+ * first argument of gputrace_sample(rec, stall) in the agent (the second
+ * is the stall reason's name, NUL-terminated).  Offsets are ABI.
+ */
+struct agent_sample_rec {
+	uint64_t kernel;	/* kname_hash() of the mangled name */
+	uint64_t match;		/* bit i: sample clause i's GLOB matches */
+	uint64_t pc;		/* offset of the instruction in the function */
+	uint64_t samples;
+	uint32_t gpu, stall;	/* device ordinal; CUPTI's stall index */
+	const char *name;	/* mangled, NUL-terminated */
+};
+#define AGENT_SAMPLE_SYM	"gputrace_sample"
+#define AGENT_SAMPLE_PERIOD_MIN	5	/* CUPTI: 2^5 .. 2^31 cycles */
+#define AGENT_SAMPLE_PERIOD_MAX	31
+#define AGENT_SAMPLE_PERIOD_DEF	20	/* docs/gpu-sample.md: its cost */
 
 /* 0 or negative errno. */
 int agent_config_write(const struct agent_config *c, const char *path);

@@ -197,6 +197,16 @@ struct gt_object;
 int cuda_complete_globs(const struct gt_object *obj, const char *const **globs);
 
 /*
+ * gpu:sample (gpu_sample.c): whether TEXT is such a probe (a host probe
+ * under the gpu: name), and the GLOBs of OBJ's, in the order of their
+ * bits in agent_sample_rec.match (owned by OBJ's AST), their count (0:
+ * none) and the sampling period (log2 of cycles) in *PERIOD.
+ */
+bool gpu_sample_probe(const char *text);
+int gpu_sample_globs(const struct gt_object *obj, const char *const **globs,
+		     uint32_t *period);
+
+/*
  * Attach PROG_FD to the perf event PFD (P takes the fd) through a BPF
  * link, or the older ioctl, and enable it.  WHAT names the event in
  * errors.  On failure the caller detaches P.
@@ -257,5 +267,6 @@ extern const struct provider provider_hardware;	/* perf.c */
 extern const struct provider provider_usdt;	/* usdt.c */
 extern const struct provider provider_gpu;	/* gpu.c */
 extern const struct provider provider_cuda;	/* cuda.c */
+extern const struct provider provider_gpu_sample;	/* gpu_sample.c */
 
 #endif

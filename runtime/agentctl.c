@@ -110,6 +110,20 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	return 0;
 }
 
+/* *DST: a copy of the N GLOBs SRC (none: NULL); -ENOMEM, half made. */
+static int copy_globs(char ***dst, int *nd, const char *const *src, int n)
+{
+	if (n <= 0)
+		return 0;
+	*dst = calloc(n, sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	for (; *nd < n; (*nd)++)
+		if (!((*dst)[*nd] = strdup(src[*nd])))
+			return -ENOMEM;
+	return 0;
+}
+
 int agentctl_build(const struct unit *u, const struct device_set *ds,
 		   const struct agentctl_opts *o, struct agent_config *c)
 {
@@ -123,15 +137,11 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 		return -EINVAL;
 	c->decls = strdup(ds->decls ? ds->decls : "");
 	c->maps = calloc(u->nmaps + 1, sizeof(*c->maps));
-	if (o->ncompletes > 0) {
-		c->completes = calloc(o->ncompletes, sizeof(*c->completes));
-		if (!c->completes)
-			goto nomem;
-		for (; c->ncompletes < o->ncompletes; c->ncompletes++)
-			if (!(c->completes[c->ncompletes] =
-			      strdup(o->completes[c->ncompletes])))
-				goto nomem;
-	}
+	if (copy_globs(&c->completes, &c->ncompletes, o->completes,
+		       o->ncompletes) ||
+	    copy_globs(&c->samples, &c->nsamples, o->samples, o->nsamples))
+		goto nomem;
+	c->sample_period = c->nsamples ? o->sample_period : 0;
 	if (o->timeline && !(c->timeline = strdup(o->timeline)))
 		goto nomem;
 	/* an entry clause with deferred updates adds their exit text */
@@ -361,6 +371,14 @@ void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
 {
 	ac->o.completes = globs;
 	ac->o.ncompletes = n;
+}
+
+void agentctl_set_samples(struct agentctl *ac, const char *const *globs,
+			  int n, uint32_t period)
+{
+	ac->o.samples = globs;
+	ac->o.nsamples = n;
+	ac->o.sample_period = period;
 }
 
 int agentctl_configure(struct agentctl *ac, const struct unit *u,

@@ -41,6 +41,9 @@ struct agentctl_opts {
 	const char *const *completes;	/* cuda:complete GLOBs, bit order */
 	int ncompletes;
 	const char *timeline;	/* --timeline FILE (absolute), or NULL */
+	const char *const *samples;	/* gpu:sample GLOBs, bit order */
+	int nsamples;
+	uint32_t sample_period;	/* log2 cycles; with samples */
 	int attach_pid;		/* -p: an abstract socket only this process
 				 * may use; the configuration and segment
 				 * reach it as descriptors (docs/attach.md) */
@@ -92,6 +95,9 @@ char *agentctl_find_lib(const char *want);
  * them, in the order of their bits; they must outlive AC). */
 void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
 			    int n);
+/* The same for gpu:sample, with the sampling period (log2 of cycles). */
+void agentctl_set_samples(struct agentctl *ac, const char *const *globs,
+			  int n, uint32_t period);
 
 /*
  * Build the agent's configuration from U's maps and DS's probes

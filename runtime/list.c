@@ -7,6 +7,7 @@
 #include "probes/elf_syms.h"
 #include "gpucode/fatbin.h"
 #include "probes/cuda_priv.h"
+#include "probes/provider.h"
 #include "runtime/list.h"
 
 static const char *const fixed[] = {
@@ -21,6 +22,7 @@ static const char *const fixed[] = {
 	"cuda:launch", "cuda:launch:GLOB", "cuda:malloc", "cuda:free",
 	"cuda:memcpy", "cuda:sync", "cuda:graph", "cuda:complete",
 	"cuda:complete:GLOB",
+	"gpu:sample", "gpu:sample:GLOB", "gpu:sample:GLOB:PERIOD",
 	"gpu:kernel:GLOB:entry", "gpu:kernel:GLOB:exit",
 	"gpu:warp:GLOB:entry", "gpu:warp:GLOB:exit",
 };
@@ -119,8 +121,11 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 	if (pid && !pattern && syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		/* a target lists its kernels instead of the generic forms */
-		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4))
+		/* a target lists its kernels instead of the generic forms;
+		 * gpu:sample's when the pattern asks for them, not kernels */
+		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4) &&
+		    (!gpu_sample_probe(fixed[i]) || !pattern ||
+		     !fnmatch(pattern, "gpu:kernel:x", 0)))
 			continue;
 		if (!pattern || !fnmatch(pattern, fixed[i], 0))
 			fprintf(out, "%s\n", fixed[i]);

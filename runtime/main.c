@@ -293,8 +293,10 @@ int main(int argc, char **argv)
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
+	const char *const *sglobs = NULL;
 	char *timeline = NULL;
-	int c, ret = 1, ncomplete;
+	int c, ret = 1, ncomplete, nsample;
+	uint32_t speriod;
 
 	setlocale(LC_CTYPE, "");
 	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
@@ -516,8 +518,10 @@ int main(int argc, char **argv)
 		}
 	}
 	ncomplete = cuda_complete_globs(&obj, &cglobs);
-	if (ac && (have_ds || ncomplete || timeline)) {
+	nsample = gpu_sample_globs(&obj, &sglobs, &speriod);
+	if (ac && (have_ds || ncomplete || nsample || timeline)) {
 		agentctl_set_completes(ac, cglobs, ncomplete);
+		agentctl_set_samples(ac, sglobs, nsample, speriod);
 		if (agentctl_configure(ac, u, &ds))
 			goto out;
 	}

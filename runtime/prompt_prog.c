@@ -144,7 +144,9 @@ static bool cuda_running(const struct prompt *p)
 /*
  * gpu: probes run in the attached target through the agent, one set at
  * a time (docs/prompt.md); cuda:complete needs the agent before the
- * target's first launch, so a script.  Marks G device.
+ * target's first launch, so a script.  gpu:sample is a host probe but
+ * needs the agent too (it turns PC sampling on at the next launch in
+ * each context).  Marks G device.
  */
 static int check_device(struct prompt *p, struct pr_gen *g, struct clause *cl)
 {
@@ -157,7 +159,7 @@ static int check_device(struct prompt *p, struct pr_gen *g, struct clause *cl)
 		if (!strncmp(pr->name, "cuda:complete", 13))
 			why = "cuda:complete needs the in-process agent from "
 			      "the target's start; use -c or -p with a script";
-		else if (!pr->prov->device)
+		else if (!pr->prov->device && pr->prov != &provider_gpu_sample)
 			continue;
 		else if (!p->pid)
 			why = "gpu: probes need a target: attach PID first";
@@ -183,8 +185,13 @@ static int start_agent(struct prompt *p, struct pr_gen *g)
 	struct agentctl_opts ao = { .verbose = p->verbose,
 				    .attach_pid = p->pid };
 
+	const char *const *sglobs;
+	uint32_t period;
+	int nsample = gpu_sample_globs(&g->obj, &sglobs, &period);
+
 	if (inject_check(p->pid) || agentctl_open(&ao, &g->ac))
 		return -EINVAL;
+	agentctl_set_samples(g->ac, sglobs, nsample, period);
 	if (!agentctl_configure(g->ac, g->u, &g->ds)) {
 		session_use_agent(&g->s, g->ac);
 		if (!inject_agentctl(p->pid, g->ac, p->verbose))

@@ -59,6 +59,7 @@ cmd_of() {
 	launchgeom)	echo "gputrace -q -c './launch_forms 20' tools/launchgeom.gt" ;;
 	kernelargs)	echo "gputrace -q -c './gpuprog multi' tools/kernelargs.gt" ;;
 	warpsample)	echo "gputrace -q -c './gpuprog vadd 262144 3' tools/warpsample.gt" ;;
+	gpustalls)	echo "gputrace -q -c './gemm 20' tools/gpustalls.gt" ;;
 	esac
 }
 

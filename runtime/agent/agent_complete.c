@@ -80,7 +80,7 @@ void gputrace_complete(const struct agent_complete_rec *r)
 	__asm__ volatile("" : : "r"(r) : "memory");
 }
 
-static void *open_cupti(void)
+void *agent_cupti_open(void)
 {
 	static const char *const names[] = {
 		"libcupti.so.13", "libcupti.so",
@@ -103,15 +103,15 @@ static void *open_cupti(void)
 	return NULL;
 }
 
-/* Bit i: complete clause i's GLOB matches MANGLED (or its base name). */
-static uint64_t match_bits(const char *mangled)
+/* Bit i: GLOBS[i] matches MANGLED (or its base name); N <= 64. */
+uint64_t agent_glob_bits(const char *mangled, char *const *globs, int n)
 {
 	char *d = agent_demangle(mangled), *base;
 	uint64_t bits = 0;
 
 	base = d ? agent_base_name(d) : agent_simple_name(mangled);
-	for (int i = 0; i < agent.cfg.ncompletes && i < 64; i++) {
-		const char *g = agent.cfg.completes[i];
+	for (int i = 0; i < n && i < 64; i++) {
+		const char *g = globs[i];
 
 		if (!fnmatch(g, mangled, 0) || (base && !fnmatch(g, base, 0)))
 			bits |= 1ull << i;
@@ -132,7 +132,8 @@ static void kernel_of(const char *name, uint64_t *key, uint64_t *match)
 	if (s->name != name) {
 		s->name = name;
 		s->key = kname_hash(name);
-		s->match = match_bits(name);
+		s->match = agent_glob_bits(name, agent.cfg.completes,
+					   agent.cfg.ncompletes);
 		/* the tracer prints the key by this name */
 		if (s->match)
 			agent_send(AGENT_MSG_KNAME, 0, name, strlen(name));
@@ -219,7 +220,7 @@ static void start(void)
 	if (!wanted())
 		return;
 	agent_in_hook++;	/* CUPTI's own driver calls are not the app's */
-	h = open_cupti();
+	h = agent_cupti_open();
 	agent_in_hook--;
 	if (!h) {
 		agent_report("cuda:complete: no CUPTI library (libcupti.so) "

@@ -177,6 +177,7 @@ CUresult gt_module_load(CUmodule *m, const char *path)
 	CUresult r;
 
 	REAL(module_load);
+	agent_sample_here();
 	r = agent_drv.module_load(m, path);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, NULL, path);
@@ -190,6 +191,7 @@ CUresult gt_module_load_data(CUmodule *m, const void *image)
 	CUresult r;
 
 	REAL(module_load_data);
+	agent_sample_here();
 	r = agent_drv.module_load_data(m, image);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
@@ -205,6 +207,7 @@ CUresult gt_module_load_data_ex(CUmodule *m, const void *image, unsigned n,
 	CUresult r;
 
 	REAL(module_load_data_ex);
+	agent_sample_here();
 	r = agent_drv.module_load_data_ex(m, image, n, o, v);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
@@ -218,6 +221,7 @@ CUresult gt_module_load_fatbin(CUmodule *m, const void *image)
 	CUresult r;
 
 	REAL(module_load_fatbin);
+	agent_sample_here();
 	r = agent_drv.module_load_fatbin(m, image);
 	if (r == CUDA_SUCCESS && m && agent_tracing())
 		agent_image_add((uintptr_t)*m, false, image, NULL);
@@ -324,8 +328,10 @@ EXPORT CUresult gt_ctx_destroy(CUcontext) __asm__("cuCtxDestroy_v2");
 CUresult gt_ctx_destroy(CUcontext c)
 {
 	REAL(ctx_destroy);
-	if (agent_tracing())
+	if (agent_tracing()) {
 		agent_ctx_retire(c);
+		agent_sample_retire(c, -1);
+	}
 	return agent_drv.ctx_destroy(c);
 }
 
@@ -333,8 +339,10 @@ EXPORT CUresult gt_primary_reset(CUdevice) __asm__("cuDevicePrimaryCtxReset_v2")
 CUresult gt_primary_reset(CUdevice d)
 {
 	REAL(primary_reset);
-	if (agent_tracing())
+	if (agent_tracing()) {
 		agent_ctx_retire_device(d);
+		agent_sample_retire(NULL, (int)d);
+	}
 	return agent_drv.primary_reset(d);
 }
 

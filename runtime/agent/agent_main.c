@@ -203,6 +203,7 @@ void agent_detach(const char *why)
 	agent_prefetch_stop();
 	agent_inline_disarm();
 	agent_complete_stop();
+	agent_sample_stop();
 	agent_debug("detached (%s): original launches from now on", why);
 }
 
@@ -234,6 +235,7 @@ static void agent_exit(void)
 		/* the program may exit with kernels still running */
 		agent_ctx_sync_all();
 		agent_complete_flush(true);
+		agent_sample_stop();
 		if (agent_ctx_snapshot(seq, true) == 0)
 			agent.snap_seq = seq;
 		agent_ctx_drain();
@@ -255,8 +257,10 @@ void agent_saw_cuda(void)
 	 * after agent_exit's final flush (agent_prefetch.c tells how the
 	 * PTX compiler's ran first).
 	 */
-	if (!cuda_told && agent.active)
+	if (!cuda_told && agent.active) {
 		agent_complete_start();
+		agent_sample_load();
+	}
 	if (!exit_registered && agent.active) {
 		atexit(agent_exit);
 		exit_registered = 1;

@@ -582,6 +582,29 @@ int agent_timeline_open(void *cupti_get_callback_name) AGENT_HIDDEN;
 void agent_timeline_record(const void *rec) AGENT_HIDDEN;
 void agent_timeline_sync(void) AGENT_HIDDEN;
 void agent_timeline_close(void) AGENT_HIDDEN;
+/* libcupti, opened as the target's CUDA install has it; NULL: none. */
+void *agent_cupti_open(void) AGENT_HIDDEN;
+/* Bit i: GLOBS[i] matches MANGLED or its demangled base name (N <= 64). */
+uint64_t agent_glob_bits(const char *mangled, char *const *globs, int n)
+	AGENT_HIDDEN;
+
+/* ---- agent_sample.c: gpu:sample, CUPTI's PC sampling ---- */
+/* Open CUPTI before the exit handler is registered (its handlers then
+ * run after ours), when the configuration has gpu:sample clauses. */
+void agent_sample_load(void) AGENT_HIDDEN;
+/* A launch in context CTX: PC sampling on there, the first time. */
+void agent_sample_ctx(CUcontext ctx) AGENT_HIDDEN;
+/* The same for the current context (a launch, a module load: CUPTI
+ * then sees the module's load); nothing without gpu:sample clauses. */
+void agent_sample_here(void) AGENT_HIDDEN;
+/* Hand the samples collected so far to the tracer (the agent's thread). */
+void agent_sample_flush(void) AGENT_HIDDEN;
+/* Context CTX (NULL: every context of device DEV) goes away: its last
+ * samples to the tracer, sampling off there. */
+void agent_sample_retire(CUcontext ctx, int dev) AGENT_HIDDEN;
+/* Sampling off in every context, the last samples to the tracer (detach,
+ * exit), drops reported. */
+void agent_sample_stop(void) AGENT_HIDDEN;
 
 /* ---- agent_serve.c: the background thread ---- */
 

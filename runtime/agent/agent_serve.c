@@ -19,7 +19,8 @@
 #include "runtime/agent/agent_priv.h"
 
 #define DRAIN_MS 20
-#define COMPLETE_MS 100	/* cuda:complete records reach the tracer */
+#define COMPLETE_MS 100	/* cuda:complete records and gpu:sample's
+			 * samples reach the tracer */
 
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +60,7 @@ static void on_message(void)
 		/* kernels completed so far reach cuda:complete before the
 		 * maps are printed (the last ones before a -p detach) */
 		agent_complete_flush(false);
+		agent_sample_flush();
 		if (agent_ctx_snapshot(u.m.seq, false) == 0)
 			agent.snap_seq = u.m.seq;
 		agent_send_done(AGENT_MSG_SNAPSHOT_DONE, u.m.seq);
@@ -113,6 +115,7 @@ static void *serve(void *arg)
 		}
 		if (t - lastc >= COMPLETE_MS) {
 			agent_complete_flush(false);
+			agent_sample_flush();
 			lastc = t;
 		}
 	}

@@ -66,12 +66,7 @@ file_bytes() {
 
 LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" >"$T/prog.out" 2>&1 &
 P=$!
-i=0
-while [ ! -f "$T/ready" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "the program did not start"
-	sleep 0.05
-done
+wait_ready "$T/ready"
 orig=$(file_bytes)
 [ "$(live_bytes)" = "$orig" ] || fail "cuLaunchKernel differs before any attach"
 

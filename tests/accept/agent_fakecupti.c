@@ -11,10 +11,24 @@
  * handed to the agent's buffer callback at a flush.  Like a library with
  * static objects it registers an exit handler as it loads; a flush
  * after that handler ran aborts.
+ *
+ * gpu:sample (tests/accept/gpu_sample.sh): the PC sampling API too.
+ * Every run of a kernel while sampling is on in the context adds, at
+ * period 2^20 (the default), FAKEPCS_LS samples of long_scoreboard at
+ * PC 0x10, and at PC 0x20 FAKEPCS_MATH of math_pipe_throttle and
+ * FAKEPCS_SEL of selected; a period of 2^p multiplies them by 2^(20-p)
+ * (p >= 17).  CUPTI aggregates per (kernel, PC) until the samples are
+ * taken; a take hands out at most collectNumPcs PCs.  With
+ * FAKECUPTI_PCS=busy, Enable fails as with another client holding it;
+ * FAKECUPTI_PCS=none, as on a GPU without PC sampling;
+ * FAKECUPTI_PCS=full: the first take with samples says the hardware
+ * buffer filled (CUPTI_ERROR_OUT_OF_MEMORY, the data handed over all
+ * the same) and that it dropped FAKEPCS_DROPPED samples.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +40,7 @@
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
+#include <cupti_pcsampling.h>
 #include <cupti_version.h>
 
 #define FAKECUPTI_NS		1000
@@ -125,12 +140,15 @@ __attribute__((constructor)) static void fakecupti_init(void)
 }
 
 /* The fake driver ran kernel NAME (a name that lives on). */
+static void pcs_kernel(const char *name);
+
 void fakecupti_kernel(const char *name, const unsigned g[3],
 		      const unsigned b[3])
 {
 	CUpti_ActivityKernel10 *k;
 	CUpti_ActivityAPI *a;
 
+	pcs_kernel(name);
 	pthread_mutex_lock(&lock);
 	corr++;
 	if (driver && npend < MAXREC) {
@@ -198,5 +216,217 @@ CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
 	if (p + sizeof(pend[0]) > buf + valid)
 		return CUPTI_ERROR_MAX_LIMIT_REACHED;
 	*rec = (CUpti_Activity *)p;
+	return CUPTI_SUCCESS;
+}
+
+/* ------------------------------------------------------ PC sampling -- */
+
+#define FAKEPCS_LS	3
+#define FAKEPCS_MATH	2
+#define FAKEPCS_SEL	1
+#define PCS_MAX		64	/* (kernel, PC) pairs pending */
+#define FAKEPCS_DROPPED	5
+
+static const uint32_t stall_index[] = { 2, 7, 9 };
+static const char *const stall_names[] = {
+	"smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+	"smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
+	"smsp__pcsamp_warps_issue_stalled_selected",
+};
+#define NSTALL	3
+
+static struct pcs_pc {
+	const char *name;
+	uint64_t pc;
+	uint32_t samples[NSTALL];
+} pcs_pend[PCS_MAX];
+static int pcs_npend, pcs_on;
+static uint32_t pcs_period;
+static CUpti_PCSamplingData *pcs_cfgbuf;
+
+CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
+{
+	*s = r == CUPTI_ERROR_NOT_SUPPORTED ? "CUPTI_ERROR_NOT_SUPPORTED" :
+	     r == CUPTI_ERROR_HARDWARE_BUSY ? "CUPTI_ERROR_HARDWARE_BUSY" :
+	     "CUPTI_ERROR_FAKE";
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *p)
+{
+	const char *e = getenv("FAKECUPTI_PCS");
+
+	if (!p || p->size < CUpti_PCSamplingEnableParamsSize || !p->ctx)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (e && !strcmp(e, "busy"))
+		return CUPTI_ERROR_HARDWARE_BUSY;
+	if (e && !strcmp(e, "none"))
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&lock);
+	pcs_on = 1;
+	pcs_period = 0;		/* CUPTI's own default until configured */
+	pthread_mutex_unlock(&lock);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPCSamplingGetNumStallReasons(
+	CUpti_PCSamplingGetNumStallReasonsParams *p)
+{
+	if (!pcs_on || !p->numStallReasons)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	*p->numStallReasons = NSTALL;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPCSamplingGetStallReasons(
+	CUpti_PCSamplingGetStallReasonsParams *p)
+{
+	if (!pcs_on || p->numStallReasons != NSTALL)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	for (int i = 0; i < NSTALL; i++) {
+		p->stallReasonIndex[i] = stall_index[i];
+		snprintf(p->stallReasons[i], CUPTI_STALL_REASON_STRING_SIZE,
+			 "%s", stall_names[i]);
+	}
+	return CUPTI_SUCCESS;
+}
+
+/* What the agent must set: continuous, parsed, a buffer, a period. */
+CUptiResult cuptiPCSamplingSetConfigurationAttribute(
+	CUpti_PCSamplingConfigurationInfoParams *p)
+{
+	bool mode = false;
+
+	if (!pcs_on)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	for (size_t i = 0; i < p->numAttributes; i++) {
+		CUpti_PCSamplingConfigurationInfo *a =
+			&p->pPCSamplingConfigurationInfo[i];
+
+		switch (a->attributeType) {
+		case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD:
+			if (a->attributeData.samplingPeriodData.samplingPeriod < 5 ||
+			    a->attributeData.samplingPeriodData.samplingPeriod > 31)
+				return CUPTI_ERROR_INVALID_PARAMETER;
+			pcs_period = a->attributeData.samplingPeriodData.samplingPeriod;
+			break;
+		case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE:
+			mode = a->attributeData.collectionModeData.collectionMode ==
+			       CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+			break;
+		case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
+			pcs_cfgbuf = a->attributeData.samplingDataBufferData.samplingDataBuffer;
+			break;
+		default:
+			break;
+		}
+	}
+	return mode && pcs_cfgbuf && pcs_period ? CUPTI_SUCCESS :
+	       CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+static void pcs_add(const char *name, uint64_t pc, int stall, uint32_t n)
+{
+	int i;
+
+	for (i = 0; i < pcs_npend; i++)
+		if (pcs_pend[i].name == name && pcs_pend[i].pc == pc)
+			break;
+	if (i == pcs_npend) {
+		if (i == PCS_MAX)
+			return;
+		memset(&pcs_pend[i], 0, sizeof(pcs_pend[i]));
+		pcs_pend[i].name = name;
+		pcs_pend[i].pc = pc;
+		pcs_npend++;
+	}
+	pcs_pend[i].samples[stall] += n;
+}
+
+static void pcs_kernel(const char *name)
+{
+	uint32_t scale;
+
+	pthread_mutex_lock(&lock);
+	if (pcs_on && pcs_period >= 17 && pcs_period <= 20) {
+		scale = 1u << (20 - pcs_period);
+		pcs_add(name, 0x10, 0, FAKEPCS_LS * scale);
+		pcs_add(name, 0x20, 1, FAKEPCS_MATH * scale);
+		pcs_add(name, 0x20, 2, FAKEPCS_SEL * scale);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Hand up to D->collectNumPcs pending PCs over (lock held). */
+static void pcs_fill(CUpti_PCSamplingData *d)
+{
+	size_t n = 0;
+
+	d->totalNumPcs = 0;
+	d->totalSamples = 0;
+	d->droppedSamples = 0;
+	while (n < d->collectNumPcs && pcs_npend) {
+		struct pcs_pc *s = &pcs_pend[--pcs_npend];
+		CUpti_PCSamplingPCData *o = &d->pPcData[n++];
+		size_t k = 0;
+
+		o->pcOffset = s->pc;
+		o->functionName = (char *)s->name;
+		for (int j = 0; j < NSTALL; j++) {
+			if (!s->samples[j])
+				continue;
+			o->stallReason[k].pcSamplingStallReasonIndex =
+				stall_index[j];
+			o->stallReason[k++].samples = s->samples[j];
+			d->totalSamples += s->samples[j];
+		}
+		o->stallReasonCount = k;
+	}
+	d->totalNumPcs = n;
+	d->remainingNumPcs = (size_t)pcs_npend;
+}
+
+CUptiResult cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams *p)
+{
+	CUpti_PCSamplingData *d = p->pcSamplingData;
+
+	if (torn) {
+		fprintf(stderr, "fakecupti: PC samples taken after its exit "
+			"handlers\n");
+		abort();
+	}
+	if (!pcs_on)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	if (!d || !d->pPcData || !d->collectNumPcs)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	static int full_told;
+	const char *e = getenv("FAKECUPTI_PCS");
+	bool full;
+
+	pthread_mutex_lock(&lock);
+	pcs_fill(d);
+	full = e && !strcmp(e, "full") && d->totalNumPcs && !full_told;
+	if (full) {
+		full_told = 1;
+		d->droppedSamples = FAKEPCS_DROPPED;
+	}
+	pthread_mutex_unlock(&lock);
+	return full ? CUPTI_ERROR_OUT_OF_MEMORY : CUPTI_SUCCESS;
+}
+
+/* What is left goes to the configuration's buffer. */
+CUptiResult cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *p)
+{
+	if (torn) {
+		fprintf(stderr, "fakecupti: PC sampling disabled after its "
+			"exit handlers\n");
+		abort();
+	}
+	pthread_mutex_lock(&lock);
+	if (pcs_on && pcs_cfgbuf)
+		pcs_fill(pcs_cfgbuf);
+	pcs_on = 0;
+	pcs_npend = 0;
+	pthread_mutex_unlock(&lock);
 	return CUPTI_SUCCESS;
 }

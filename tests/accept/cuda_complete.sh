@@ -13,22 +13,7 @@
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
 [ -r /sys/bus/event_source/devices/uprobe/type ] ||
 	{ echo "no uprobe PMU in this kernel"; exit 77; }
-CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
-$CC $W -shared -fPIC -I"$CUDA_INC" -Wl,-soname,libcupti.so.13 \
-	tests/accept/agent_fakecupti.c -o "$T/libcupti.so.13" -lpthread ||
-	fail "building the fake libcupti"
-
-run() {	# PROGRAM: gputrace -c on the hook program, out and err in $T
-	LD_LIBRARY_PATH=$T HOOKPROG_GRAPH=1 GPUTRACE_AGENT_LIB=$AGENT \
-		timeout -k 2 30 "$GT" -q -c "$T/prog $T/vadd.fatbin $VADD $GLOBAL" \
-		-e "$1" >"$T/out" 2>"$T/err" </dev/null ||
-		{ cat "$T/out" "$T/err"; fail "gputrace -c failed"; }
-	grep -v '^cuGraphLaunch\|^cuLaunch\|^RTLD_NEXT\|^read back' "$T/out" >"$T/maps"
-}
-want() {	# TEXT: the maps printed, exactly
-	printf '%s\n' "$1" >"$T/want"
-	diff -u "$T/want" "$T/maps" || { cat "$T/err"; fail "${2:-output}"; }
-}
+. tests/progs/cupti_lib.sh
 
 run 'cuda:complete { @n[kernel] = count(); @d[kernel] = sum(duration);
   @q = sum(queued); @t = sum(gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z);

@@ -14,22 +14,7 @@
 command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
 DRIVE="$(pwd)/tests/progs/pty_drive.py"
 
-$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
-	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
-	fail "building the fake libcuda"
-$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
-	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
-	fail "building agent_attachprog"
-LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 "$T/aprog" _Z4vaddPKfS0_Pfi "$T/ready" \
-	>"$T/prog.out" 2>&1 &
-P=$!
-trap 'kill -KILL $P 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-while [ ! -f "$T/ready" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "the program did not start"
-	sleep 0.05
-done
+. tests/progs/attach_prog.sh
 
 HOME=$T/home XDG_STATE_HOME= TMPDIR=$T python3 "$DRIVE" -t 20 -l "$T/log" -- \
 	"$GT" -v <<STEPS || { cat "$T/log"; fail "the prompt session"; }

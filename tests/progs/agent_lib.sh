@@ -18,6 +18,15 @@ NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 T=$(mktemp -d "${TMPDIR:-/tmp}/gt-agent.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# wait_ready FILE: until a program started in the background made FILE
+wait_ready() {
+	i=0
+	while [ ! -f "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && fail "the program did not start"
+		sleep 0.05
+	done
+}
 
 # ---- build the pieces
 . tests/progs/agent_tools.sh

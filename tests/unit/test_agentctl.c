@@ -174,6 +174,11 @@ static bool same_config(const struct agent_config *a,
 		return false;
 	if (a->nmaps && memcmp(a->maps, b->maps, a->nmaps * sizeof(*a->maps)))
 		return false;
+	if (a->nsamples != b->nsamples || a->sample_period != b->sample_period)
+		return false;
+	for (int i = 0; i < a->nsamples; i++)
+		if (strcmp(a->samples[i], b->samples[i]))
+			return false;
 	for (int i = 0; i < a->nclauses; i++) {
 		const struct agent_clause *x = &a->clauses[i], *y = &b->clauses[i];
 
@@ -194,7 +199,9 @@ static uint32_t rnd(uint32_t n)
 
 static void test_config(void)
 {
-	struct agentctl_opts o = { .verbose = true };
+	static const char *const sglobs[] = { "vadd", "ns::*" };
+	struct agentctl_opts o = { .verbose = true, .samples = sglobs,
+				   .nsamples = 2, .sample_period = 19 };
 	struct agent_config c, r;
 	char path[128];
 	size_t len;
@@ -226,6 +233,8 @@ static void test_config(void)
 	CHECK(c.clauses[1].warp && c.clauses[1].exit && c.clauses[1].id == 1 &&
 	      !strcmp(c.clauses[1].glob, "ns::scale*") &&
 	      !c.clauses[0].warp && !c.clauses[0].exit, "config/clauses");
+	CHECK(c.nsamples == 2 && c.sample_period == 19 &&
+	      !strcmp(c.samples[1], "ns::*"), "config/gpu:sample GLOBs, period");
 	CHECK(c.ptx_major == PL_PTX_MIN_MAJOR && c.nrings == 16 &&
 	      c.ring_bytes == 256u << 10, "config/defaults");
 	/* awkward contents survive */

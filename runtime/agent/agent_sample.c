@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpu:sample: CUPTI's PC sampling (cupti_pcsampling.h), continuous mode,
+ * in every context the target launches in (docs/gpu-sample.md).
+ *
+ * PC sampling is per context: it is turned on at the first launch the
+ * agent sees in a context (on the launching thread, once; the launch
+ * then runs sampled).  CUPTI's own threads move the hardware's samples
+ * into its scratch buffer; the agent's thread takes them with
+ * cuptiPCSamplingGetData() every SAMPLE_MS (never a synchronisation of
+ * the application's streams: the API does none), at each snapshot and
+ * at exit, and calls gputrace_sample(rec, stall) once per (kernel, PC,
+ * stall reason) with the samples counted since the last take; the
+ * tracer's uprobe is there.  Memory is bounded: two parsed-data buffers
+ * of NPCS PCs per context, a 2 MiB scratch buffer and a 64 MiB hardware
+ * buffer (CUPTI's default is 512 MiB); samples the hardware drops are
+ * counted and reported at exit.
+ *
+ * Refusals are one line each and the target runs on unsampled: no
+ * CUPTI, a GPU or driver without PC sampling, no profiling permission,
+ * another client holding PC sampling or the profiler (torch.profiler,
+ * Nsight).
+ */
+#ifdef GT_AGENT_SO
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_pcsampling.h>
+
+#include "gpucode/kname.h"
+#include "runtime/agent/agent_priv.h"
+
+#define MAX_CTX		32
+#define NPCS		2048		/* PCs per take; more: taken again */
+#define MAX_TAKES	64		/* per context and flush */
+#define SCRATCH_BYTES	(2u << 20)
+#define HW_BYTES	(64u << 20)
+#define CACHE_SLOTS	4096		/* kernel names */
+#define STALL_PREFIX	"smsp__pcsamp_warps_issue_stalled_"
+#define SAMP_PREFIX	"smsp__pcsamp_"
+
+static struct {
+	CUptiResult (*enable)(CUpti_PCSamplingEnableParams *);
+	CUptiResult (*disable)(CUpti_PCSamplingDisableParams *);
+	CUptiResult (*set_attr)(CUpti_PCSamplingConfigurationInfoParams *);
+	CUptiResult (*get_data)(CUpti_PCSamplingGetDataParams *);
+	CUptiResult (*nstalls)(CUpti_PCSamplingGetNumStallReasonsParams *);
+	CUptiResult (*stalls)(CUpti_PCSamplingGetStallReasonsParams *);
+	CUptiResult (*result_string)(CUptiResult, const char **);
+} pcs;
+
+struct sctx {
+	CUcontext ctx;
+	int on;			/* 1 sampling; -1 refused or gone */
+	uint32_t gpu;
+	size_t nstall;
+	uint32_t *index;	/* CUPTI's stall indexes */
+	char **names;		/* and their names, prefix cut */
+	CUpti_PCSamplingData cfg, take;	/* CUPTI's at disable; ours */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;		/* 1 symbols found, -1 no CUPTI */
+static struct sctx ctxs[MAX_CTX];
+static int nctx;
+static unsigned gen = 1;	/* bumped at stop: contexts are met again */
+static __thread CUcontext last_ctx;
+static __thread unsigned last_gen;
+static uint64_t dropped, total, nonuser;
+
+/* kernel names seen in records, by their hash */
+struct kslot {
+	uint64_t key, match;
+	bool used;
+};
+static struct kslot cache[CACHE_SLOTS];
+
+/* The tracer's uprobe fires here, once per (kernel, PC, stall reason). */
+__attribute__((noinline, used, visibility("default")))
+void gputrace_sample(const struct agent_sample_rec *r, const char *stall)
+{
+	__asm__ volatile("" : : "r"(r), "r"(stall) : "memory");
+}
+
+static const char *why(CUptiResult r)
+{
+	const char *s = NULL;
+
+	if (pcs.result_string && pcs.result_string(r, &s) == CUPTI_SUCCESS &&
+	    s)
+		return s;
+	return "CUPTI error";
+}
+
+void agent_sample_load(void)
+{
+	void *h;
+
+	if (!agent.cfg.nsamples || loaded)
+		return;
+	pthread_mutex_lock(&lock);
+	if (loaded) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	loaded = -1;
+	agent_in_hook++;	/* CUPTI's own driver calls are not the app's */
+	h = agent_cupti_open();
+	agent_in_hook--;
+#define SYM(f, n) (*(void **)&pcs.f = h ? dlsym(h, n) : NULL)
+	if (!h) {
+		agent_report("gpu:sample: no CUPTI library (libcupti.so) in "
+			     "this process's CUDA install: no PC samples");
+	} else if (!SYM(enable, "cuptiPCSamplingEnable") ||
+		   !SYM(disable, "cuptiPCSamplingDisable") ||
+		   !SYM(set_attr, "cuptiPCSamplingSetConfigurationAttribute") ||
+		   !SYM(get_data, "cuptiPCSamplingGetData") ||
+		   !SYM(nstalls, "cuptiPCSamplingGetNumStallReasons") ||
+		   !SYM(stalls, "cuptiPCSamplingGetStallReasons")) {
+		agent_report("gpu:sample: the CUPTI library lacks the PC "
+			     "sampling API (CUDA 11.3 or later): no PC samples");
+	} else {
+		SYM(result_string, "cuptiGetResultString");
+		loaded = 1;
+	}
+#undef SYM
+	pthread_mutex_unlock(&lock);
+}
+
+/* The one line that says why CTX is not sampled. */
+static void refused(const struct sctx *c, const char *what, CUptiResult r)
+{
+	switch (r) {
+	case CUPTI_ERROR_NOT_SUPPORTED:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+		agent_report_once("gpu:sample: GPU %u or its driver has no PC "
+				  "sampling (%s): its kernels run unsampled",
+				  c->gpu, why(r));
+		break;
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+		agent_report_once("gpu:sample: no permission to profile GPU %u "
+				  "(%s; the driver's "
+				  "NVreg_RestrictProfilingToAdminUsers): its "
+				  "kernels run unsampled", c->gpu, why(r));
+		break;
+	default:
+		agent_report_once("gpu:sample: CUPTI refused %s on GPU %u (%s): "
+				  "another profiler (torch.profiler, Nsight "
+				  "Systems or Compute, a second gputrace) may "
+				  "hold it; its kernels run unsampled",
+				  what, c->gpu, why(r));
+	}
+}
+
+/* A parsed-data buffer of NPCS PCs with N stall reasons each. */
+static int data_alloc(CUpti_PCSamplingData *d, size_t n)
+{
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->collectNumPcs = NPCS;
+	d->pPcData = calloc(NPCS, sizeof(*d->pPcData));
+	if (!d->pPcData)
+		return -1;
+	for (size_t i = 0; i < NPCS; i++) {
+		d->pPcData[i].size = sizeof(d->pPcData[i]);
+		d->pPcData[i].stallReason = calloc(n ? n : 1,
+					sizeof(*d->pPcData[i].stallReason));
+		if (!d->pPcData[i].stallReason)
+			return -1;
+	}
+	return 0;
+}
+
+static void data_free(CUpti_PCSamplingData *d)
+{
+	for (size_t i = 0; d->pPcData && i < NPCS; i++)
+		free(d->pPcData[i].stallReason);
+	free(d->pPcData);
+	d->pPcData = NULL;
+}
+
+static void ctx_free(struct sctx *c)
+{
+	for (size_t i = 0; c->names && i < c->nstall; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->index);
+	c->names = NULL;
+	c->index = NULL;
+	data_free(&c->cfg);
+	data_free(&c->take);
+}
+
+/* CUPTI's stall reasons for C, their names without the metric prefix. */
+static CUptiResult stall_names(struct sctx *c)
+{
+	CUpti_PCSamplingGetNumStallReasonsParams np = {
+		.size = CUpti_PCSamplingGetNumStallReasonsParamsSize,
+		.ctx = c->ctx, .numStallReasons = &c->nstall,
+	};
+	CUpti_PCSamplingGetStallReasonsParams sp = {
+		.size = CUpti_PCSamplingGetStallReasonsParamsSize,
+		.ctx = c->ctx,
+	};
+	CUptiResult r = pcs.nstalls(&np);
+
+	if (r != CUPTI_SUCCESS)
+		return r;
+	c->index = calloc(c->nstall + 1, sizeof(*c->index));
+	c->names = calloc(c->nstall + 1, sizeof(*c->names));
+	if (!c->index || !c->names)
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	for (size_t i = 0; i < c->nstall; i++)
+		if (!(c->names[i] = calloc(1, CUPTI_STALL_REASON_STRING_SIZE)))
+			return CUPTI_ERROR_OUT_OF_MEMORY;
+	sp.numStallReasons = c->nstall;
+	sp.stallReasonIndex = c->index;
+	sp.stallReasons = c->names;
+	r = pcs.stalls(&sp);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	for (size_t i = 0; i < c->nstall; i++) {
+		char *n = c->names[i];
+		size_t cut = !strncmp(n, STALL_PREFIX, strlen(STALL_PREFIX)) ?
+			     strlen(STALL_PREFIX) :
+			     !strncmp(n, SAMP_PREFIX, strlen(SAMP_PREFIX)) ?
+			     strlen(SAMP_PREFIX) : 0;
+
+		n[CUPTI_STALL_REASON_STRING_SIZE - 1] = 0;
+		memmove(n, n + cut, strlen(n + cut) + 1);
+	}
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult configure(struct sctx *c)
+{
+	CUpti_PCSamplingConfigurationInfo a[8];
+	CUpti_PCSamplingConfigurationInfoParams p = {
+		.size = CUpti_PCSamplingConfigurationInfoParamsSize,
+		.ctx = c->ctx, .pPCSamplingConfigurationInfo = a,
+	};
+	int n = 0;
+
+	memset(a, 0, sizeof(a));
+#define ATTR(t)	(a[n].attributeType = \
+		 CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_##t, &a[n++].attributeData)
+	ATTR(SAMPLING_PERIOD)->samplingPeriodData.samplingPeriod =
+		agent.cfg.sample_period;
+	ATTR(STALL_REASON)->stallReasonData.stallReasonCount = c->nstall;
+	a[n - 1].attributeData.stallReasonData.pStallReasonIndex = c->index;
+	ATTR(SCRATCH_BUFFER_SIZE)->scratchBufferSizeData.scratchBufferSize =
+		SCRATCH_BYTES;
+	ATTR(HARDWARE_BUFFER_SIZE)->hardwareBufferSizeData.hardwareBufferSize =
+		HW_BYTES;
+	ATTR(COLLECTION_MODE)->collectionModeData.collectionMode =
+		CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+	ATTR(ENABLE_START_STOP_CONTROL)->enableStartStopControlData
+		.enableStartStopControl = 0;
+	ATTR(OUTPUT_DATA_FORMAT)->outputDataFormatData.outputDataFormat =
+		CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+	ATTR(SAMPLING_DATA_BUFFER)->samplingDataBufferData.samplingDataBuffer =
+		&c->cfg;
+#undef ATTR
+	p.numAttributes = n;
+	return pcs.set_attr(&p);
+}
+
+/* PC sampling on in C (lock held, agent_in_hook raised). */
+static void enable(struct sctx *c)
+{
+	CUpti_PCSamplingEnableParams ep = {
+		.size = CUpti_PCSamplingEnableParamsSize, .ctx = c->ctx,
+	};
+	CUpti_PCSamplingDisableParams dp = {
+		.size = CUpti_PCSamplingDisableParamsSize, .ctx = c->ctx,
+	};
+	CUdevice dev = 0;
+	CUptiResult r;
+
+	c->on = -1;
+	if (agent_drv.ctx_push && agent_drv.ctx_pop &&
+	    agent_drv.ctx_push(c->ctx) == CUDA_SUCCESS) {
+		CUcontext old;
+
+		if (agent_drv.ctx_get_device(&dev) == CUDA_SUCCESS)
+			c->gpu = (uint32_t)dev;
+		agent_drv.ctx_pop(&old);
+	}
+	r = pcs.enable(&ep);
+	if (r != CUPTI_SUCCESS) {
+		refused(c, "PC sampling", r);
+		return;
+	}
+	r = stall_names(c);
+	if (r == CUPTI_SUCCESS &&
+	    (data_alloc(&c->cfg, c->nstall) || data_alloc(&c->take, c->nstall)))
+		r = CUPTI_ERROR_OUT_OF_MEMORY;
+	if (r == CUPTI_SUCCESS)
+		r = configure(c);
+	if (r != CUPTI_SUCCESS) {
+		refused(c, "the PC sampling configuration", r);
+		pcs.disable(&dp);
+		ctx_free(c);
+		return;
+	}
+	c->on = 1;
+	agent_debug("gpu:sample: PC sampling on GPU %u, every 2^%u "
+		    "cycles, %zu stall reasons", c->gpu,
+		    agent.cfg.sample_period, c->nstall);
+}
+
+/* CTX's slot, a free one (a destroyed context's) or a new one; NULL. */
+static struct sctx *slot_of(CUcontext ctx)
+{
+	struct sctx *free_slot = NULL;
+
+	for (int i = 0; i < nctx; i++) {
+		if (ctxs[i].ctx == ctx)
+			return &ctxs[i];
+		if (!ctxs[i].ctx && !free_slot)
+			free_slot = &ctxs[i];
+	}
+	if (!free_slot && nctx < MAX_CTX)
+		free_slot = &ctxs[nctx++];
+	if (free_slot) {
+		memset(free_slot, 0, sizeof(*free_slot));
+		free_slot->ctx = ctx;
+	}
+	return free_slot;
+}
+
+void agent_sample_ctx(CUcontext ctx)
+{
+	unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+	struct sctx *c;
+
+	if (!ctx || (ctx == last_ctx && g == last_gen) || loaded != 1 ||
+	    agent.detached)
+		return;
+	pthread_mutex_lock(&lock);
+	c = slot_of(ctx);
+	if (!c) {
+		agent_report_once("gpu:sample: more than %d contexts: the "
+				  "others run unsampled", MAX_CTX);
+	} else if (!c->on) {	/* else on, or refused for good */
+		agent_in_hook++;
+		enable(c);
+		agent_in_hook--;
+	}
+	last_ctx = ctx;
+	last_gen = g;
+	pthread_mutex_unlock(&lock);
+}
+
+void agent_sample_here(void)
+{
+	CUcontext cur = NULL;
+
+	if (!agent.cfg.nsamples || !agent_tracing())
+		return;
+	/* a module loaded before the first launch: CUPTI then comes
+	 * before the exit handler as well (see agent_sample_load) */
+	if (!loaded)
+		agent_sample_load();
+	/* a launch's stream belongs to the current context */
+	if (agent_drv.ctx_get_current &&
+	    agent_drv.ctx_get_current(&cur) == CUDA_SUCCESS)
+		agent_sample_ctx(cur);
+}
+
+/* The key and clause bits of the kernel named NAME (mangled). */
+static void kernel_of(const char *name, uint64_t *key, uint64_t *match)
+{
+	uint64_t h = kname_hash(name);
+	struct kslot *s = &cache[(h * 0x9e3779b97f4a7c15ull >> 52) &
+				 (CACHE_SLOTS - 1)];
+
+	if (!s->used || s->key != h) {
+		s->used = true;
+		s->key = h;
+		s->match = agent_glob_bits(name, agent.cfg.samples,
+					   agent.cfg.nsamples);
+		/* the tracer prints the key by this name */
+		if (s->match)
+			agent_send(AGENT_MSG_KNAME, 0, name, strlen(name));
+	}
+	*key = s->key;
+	*match = s->match;
+}
+
+static const char *stall_name(const struct sctx *c, uint32_t idx)
+{
+	for (size_t i = 0; i < c->nstall; i++)
+		if (c->index[i] == idx)
+			return c->names[i];
+	return "unknown";
+}
+
+/* Every (PC, stall reason) of D with samples, to the tracer. */
+static void deliver(const struct sctx *c, const CUpti_PCSamplingData *d)
+{
+	size_t n = d->totalNumPcs < NPCS ? d->totalNumPcs : NPCS;
+
+	for (size_t i = 0; i < n; i++) {
+		const CUpti_PCSamplingPCData *pc = &d->pPcData[i];
+		struct agent_sample_rec r = { 0 };
+		size_t ns = pc->stallReasonCount < c->nstall ?
+			    pc->stallReasonCount : c->nstall;
+
+		if (!pc->functionName)
+			continue;
+		kernel_of(pc->functionName, &r.kernel, &r.match);
+		if (!r.match)
+			continue;
+		r.pc = pc->pcOffset;
+		r.gpu = c->gpu;
+		r.name = pc->functionName;
+		for (size_t j = 0; j < ns; j++) {
+			if (!pc->stallReason[j].samples)
+				continue;
+			r.samples = pc->stallReason[j].samples;
+			r.stall = pc->stallReason[j].pcSamplingStallReasonIndex;
+			gputrace_sample(&r, stall_name(c, r.stall));
+		}
+	}
+	dropped += d->droppedSamples;
+	total += d->totalSamples;
+	nonuser += d->nonUsrKernelsTotalSamples;
+}
+
+/* Take what CUPTI holds for C, in NPCS-PC pieces (lock held). */
+static void take(struct sctx *c)
+{
+	CUpti_PCSamplingGetDataParams p = {
+		.size = CUpti_PCSamplingGetDataParamsSize, .ctx = c->ctx,
+		.pcSamplingData = &c->take,
+	};
+	static bool told;
+
+	for (int t = 0; t < MAX_TAKES; t++) {
+		CUptiResult r;
+
+		c->take.totalNumPcs = c->take.remainingNumPcs = 0;
+		c->take.totalSamples = c->take.droppedSamples = 0;
+		c->take.nonUsrKernelsTotalSamples = 0;
+		r = pcs.get_data(&p);
+		if (r == CUPTI_ERROR_OUT_OF_MEMORY && !told) {
+			told = true;
+			agent_report("gpu:sample: CUPTI's hardware buffer "
+				     "filled: samples were lost (a longer "
+				     "period, gpu:sample:GLOB:N, costs fewer)");
+		}
+		if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
+			if (r != CUPTI_ERROR_INVALID_OPERATION)
+				agent_debug("gpu:sample: GPU %u: %s", c->gpu,
+					    why(r));
+			return;
+		}
+		deliver(c, &c->take);
+		if (!c->take.remainingNumPcs)
+			return;
+	}
+}
+
+void agent_sample_flush(void)
+{
+	if (loaded != 1)
+		return;
+	pthread_mutex_lock(&lock);
+	agent_in_hook++;
+	for (int i = 0; i < nctx; i++)
+		if (ctxs[i].on == 1)
+			take(&ctxs[i]);
+	agent_in_hook--;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Sampling off in C: what is left, then what CUPTI kept (lock held). */
+static void finish(struct sctx *c)
+{
+	CUpti_PCSamplingDisableParams dp = {
+		.size = CUpti_PCSamplingDisableParamsSize, .ctx = c->ctx,
+	};
+
+	if (c->on == 1) {
+		take(c);
+		/* the rest goes to the configuration's buffer */
+		c->cfg.totalNumPcs = 0;
+		if (pcs.disable(&dp) == CUPTI_SUCCESS)
+			deliver(c, &c->cfg);
+	}
+	ctx_free(c);
+	c->on = -1;	/* a destroyed context's handle may come back */
+	c->ctx = NULL;
+}
+
+void agent_sample_retire(CUcontext ctx, int dev)
+{
+	if (loaded != 1)
+		return;
+	pthread_mutex_lock(&lock);
+	agent_in_hook++;
+	for (int i = 0; i < nctx; i++)
+		if (ctxs[i].ctx && (ctx ? ctxs[i].ctx == ctx :
+				    ctxs[i].gpu == (uint32_t)dev))
+			finish(&ctxs[i]);
+	agent_in_hook--;
+	__atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+}
+
+void agent_sample_stop(void)
+{
+	if (loaded != 1)
+		return;
+	pthread_mutex_lock(&lock);
+	agent_in_hook++;
+	for (int i = 0; i < nctx; i++)
+		finish(&ctxs[i]);
+	nctx = 0;
+	agent_in_hook--;
+	__atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
+	if (dropped)
+		agent_report("gpu:sample: %llu of %llu samples dropped by the "
+			     "hardware (a longer period costs fewer)",
+			     (unsigned long long)dropped,
+			     (unsigned long long)total);
+	dropped = total = 0;
+	pthread_mutex_unlock(&lock);
+}
+#endif /* GT_AGENT_SO */

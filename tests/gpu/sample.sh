@@ -1,0 +1,156 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# GPU: gpu:sample (CUPTI PC sampling) against ground truth.  Builds
+# tests/gpu/sample.cu (a memory-bound stream_scale, an FMA-bound
+# fma_chain, cuBLAS SGEMMs; it prints checksums) and runs it natively and
+# under gputrace -c with gpu:sample and cuda:complete in one process:
+#   - the checksums are identical to the native run's;
+#   - every kernel cuda:complete saw has samples (the cuBLAS GEMM too);
+#   - stream_scale's dominant stall is a memory one (long_scoreboard,
+#     lg_throttle, tex_throttle, drain, membar), fma_chain's is not;
+#   - samples(stream_scale) / samples(fma_chain) is within 20% of
+#     duration(stream_scale) / duration(fma_chain);
+#   - with torch (python3 -c 'import torch', a GPU): a small training
+#     loop under -c, and a longer one (TORCH_STEPS, 3000) with -p for
+#     2 s: a cuBLAS GEMM and PyTorch's own kernels (at::native) have
+#     samples, the losses are identical to a native run.
+# Prints PASS/FAIL per check; exit 0 when all pass, 1 otherwise, 77
+# without nvcc.
+GT=${GPUTRACE:-build/gputrace}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$(command -v nvcc || echo "$CUDA/bin/nvcc")}
+[ -x "$NVCC" ] || { echo "no nvcc"; exit 77; }
+[ -x "$GT" ] || { echo "no gputrace at $GT"; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/gpu_sample.XXXXXX") || exit 1
+trap 'kill $tp 2>/dev/null; rm -rf "$T"' EXIT
+failed=0
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1"; failed=1; }
+
+"$NVCC" -O2 -arch=native -o "$T/sample" tests/gpu/sample.cu -lcublas \
+	2>"$T/nvcc" ||
+	"$NVCC" -O2 -arch=sm_90 -o "$T/sample" tests/gpu/sample.cu -lcublas \
+		2>>"$T/nvcc" || { echo "FAIL build:"; cat "$T/nvcc"; exit 1; }
+"$T/sample" >"$T/native" || { echo "FAIL sample does not run natively"; exit 1; }
+
+timeout -k 5 240 "$GT" -q -c "$T/sample" -e '
+gpu:sample { @s[kernel, stall] = sum(samples); @n[kernel] = sum(samples); }
+cuda:complete { @d[kernel] = sum(duration); @c[kernel] = count(); }
+' </dev/null >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "-c: gputrace status $rc"; sed 's/^/    /' "$T/err"; }
+sed 's/^/    stderr: /' "$T/err"
+
+# 1. results
+grep -E '^(stream|fma|gemm) ' "$T/out" >"$T/traced"
+if cmp -s "$T/native" "$T/traced"; then
+	pass "checksums identical to native ($(wc -l <"$T/native") results)"
+else
+	fail "checksums differ (-native +traced):"
+	diff -u "$T/native" "$T/traced" | sed 's/^/    /'
+fi
+
+# MAP: "KEY<TAB>VALUE" lines of @MAP
+keyed() { sed -n "s/^@$1\[\(.*\)\]: \([0-9][0-9]*\)\$/\1	\2/p" "$T/out"; }
+keyed n >"$T/n"
+keyed d >"$T/d"
+keyed c >"$T/c"
+keyed s >"$T/s"
+val() { awk -F '\t' -v k="$2" '$1 == k { print $2 }' "$T/$1"; }
+
+# 2. every kernel that ran has samples
+nk=$(wc -l <"$T/c")
+miss=$(awk -F '\t' 'NR == FNR { n[$1] = $2; next } !(n[$1] > 0) { print $1 }' \
+	"$T/n" "$T/c")
+if [ "$nk" -ge 3 ] && [ -z "$miss" ]; then
+	pass "all $nk kernels have samples: $(cut -f1 "$T/c" | tr '\n' ' ')"
+else
+	fail "kernels without samples ($nk ran): $miss"
+	cat "$T/out" | grep '^@' | sed 's/^/    /'
+fi
+grep -qiE 'gemm|cublas|cutlass|xmma' "$T/n" &&
+	pass "a cuBLAS kernel has samples: $(grep -iE 'gemm|cublas|cutlass|xmma' "$T/n" | head -1)" ||
+	fail "no cuBLAS kernel among the sampled ones"
+
+# 3. dominant stalls (a _not_issued variant counts with its reason)
+top() {
+	awk -F '\t' -v k="$1" '{
+		n = split($1, p, ", "); st = p[n]; sub(/_not_issued$/, "", st)
+		kn = substr($1, 1, length($1) - length(p[n]) - 2)
+		if (kn == k) s[st] += $2
+	} END { for (x in s) if (s[x] > best) { best = s[x]; b = x } print b }' "$T/s"
+}
+mem='^(long_scoreboard|lg_throttle|tex_throttle|drain|membar)$'
+st=$(top stream_scale)
+fm=$(top fma_chain)
+echo "$st" | grep -qE "$mem" && pass "stream_scale stalls most on $st" ||
+	{ fail "stream_scale's dominant stall is '$st', not a memory one"; grep '^stream_scale' "$T/s" | sed 's/^/    /'; }
+[ -n "$fm" ] && ! echo "$fm" | grep -qE "$mem" &&
+	pass "fma_chain stalls most on $fm" ||
+	{ fail "fma_chain's dominant stall is '$fm'"; grep '^fma_chain' "$T/s" | sed 's/^/    /'; }
+
+# 4. samples follow the run time
+ns=$(val n stream_scale); nf=$(val n fma_chain)
+ds=$(val d stream_scale); df=$(val d fma_chain)
+if [ -n "$ns" ] && [ -n "$nf" ] && [ -n "$ds" ] && [ -n "$df" ] &&
+   awk -v a="$ns" -v b="$nf" -v c="$ds" -v d="$df" \
+	'BEGIN { r = (a / b) / (c / d); printf "    ratio of ratios %.3f\n", r; exit !(r >= 0.8 && r <= 1.2) }'; then
+	pass "samples $ns:$nf within 20% of durations $ds:$df ns"
+else
+	fail "samples $ns:$nf vs durations $ds:$df ns: not within 20%"
+fi
+
+# 5. PyTorch, when it is here
+if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+	export CUBLAS_WORKSPACE_CONFIG=:4096:8
+	python3 tests/gpu/sample_torch.py >"$T/tnative" 2>"$T/terr" ||
+		{ fail "torch loop does not run natively"; cat "$T/terr"; }
+	timeout -k 5 240 "$GT" -q -c "python3 tests/gpu/sample_torch.py" -e '
+gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
+	rc=$?
+	[ $rc -eq 0 ] || { fail "torch -c: status $rc"; sed 's/^/    /' "$T/terr"; }
+	grep '^loss ' "$T/tout" >"$T/tloss"
+	if [ -s "$T/tloss" ] && grep '^loss ' "$T/tnative" | cmp -s - "$T/tloss"; then
+		pass "torch: $(wc -l <"$T/tloss") losses identical to native"
+	else
+		fail "torch: losses differ (-native +traced)"
+		grep '^loss ' "$T/tnative" | diff -u - "$T/tloss" | sed 's/^/    /'
+	fi
+	grep -E '^@t\[' "$T/tout" >"$T/tk"
+	g=$(grep -iE 'gemm|cublas|cutlass|xmma' "$T/tk" | head -1)
+	a=$(grep -E 'at::native::' "$T/tk" | head -1)
+	[ -n "$g" ] && pass "torch: a cuBLAS GEMM has samples: $g" ||
+		{ fail "torch: no cuBLAS GEMM sampled"; sed 's/^/    /' "$T/tk"; }
+	[ -n "$a" ] && pass "torch: PyTorch's kernels have samples: $a" ||
+		{ fail "torch: no at::native kernel sampled"; sed 's/^/    /' "$T/tk"; }
+
+	# -p: attach to a running loop for 2 s; its losses stay the native ones
+	STEPS=${TORCH_STEPS:-3000}
+	python3 tests/gpu/sample_torch.py "$STEPS" >"$T/pnative" 2>&1 ||
+		fail "torch loop ($STEPS steps) does not run natively"
+	python3 tests/gpu/sample_torch.py "$STEPS" "$T/ready" >"$T/pprog" 2>&1 &
+	tp=$!
+	i=0
+	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
+	timeout -k 5 120 "$GT" -q -p $tp -e 'gpu:sample { @t[kernel] = sum(samples); }
+interval:s:2 { exit(); }' </dev/null >"$T/pout" 2>"$T/perr"
+	rc=$?
+	wait $tp
+	trc=$?
+	[ $rc -eq 0 ] || { fail "torch -p: status $rc"; sed 's/^/    /' "$T/perr"; }
+	if [ $trc -eq 0 ] && cmp -s "$T/pnative" "$T/pprog"; then
+		pass "torch -p: the loop ran on, $(grep -c '^loss ' "$T/pprog") losses identical to native"
+	else
+		fail "torch -p: the loop's status $trc or its losses changed (-native +attached)"
+		diff -u "$T/pnative" "$T/pprog" | head -20 | sed 's/^/    /'
+	fi
+	g=$(grep -iE '^@t\[.*(gemm|cublas|cutlass|xmma)' "$T/pout" | head -1)
+	a=$(grep -E '^@t\[.*at::native::' "$T/pout" | head -1)
+	[ -n "$g" ] && [ -n "$a" ] &&
+		pass "torch -p: a GEMM and PyTorch's kernels have samples: $g; $a" ||
+		{ fail "torch -p: GEMM '$g', at::native '$a'"; grep '^@' "$T/pout" | head -20 | sed 's/^/    /'; sed 's/^/    /' "$T/perr"; }
+else
+	echo "SKIP torch part: python3 cannot import torch with a GPU"
+fi
+exit $failed
