@@ -83,6 +83,10 @@ struct job {
 	bool need_shard;	/* %gt_shard */
 	bool need_word[PTX_CTX_WORDS];	/* %gt_launch.. (words 1-3), %gt_wN */
 	bool *need_arg;		/* [PTX_MAX_ARG + 1] */
+	/* gpu:mem texts read these: computed at the entry, since memory
+	 * instructions come before the kernel's straight-line start ends */
+	bool mem_t0lo, mem_shard;
+	int sm;			/* the module's target, sm_XX */
 	char *err;
 	size_t errlen;
 };
@@ -285,8 +289,10 @@ static void declare_deferred(struct sb *b, const char *text)
 static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 {
 	const struct ptx_splice_req *req = j->req;
-	bool t0_early = req->entry && strstr(req->entry, "%gt_t0lo");
-	bool shard_early = req->entry && strstr(req->entry, "%gt_shard");
+	bool t0_early = (req->entry && strstr(req->entry, "%gt_t0lo")) ||
+			j->mem_t0lo;
+	bool shard_early = (req->entry && strstr(req->entry, "%gt_shard")) ||
+			   j->mem_shard;
 	bool late = f->t0_at > f->entry_at;
 	struct sb b = { 0 };
 	int rc;
@@ -397,6 +403,255 @@ static int splice_exits(struct job *j, const struct ptx_func *f)
 	return 0;
 }
 
+/* ------------------------------------------------------------ gpu:mem -- */
+
+static void note(struct job *j, const struct ptx_func *f, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note(struct job *j, const struct ptx_func *f, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (!j->req->note)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	j->req->note(j->req->note_arg, f->name, msg);
+}
+
+/* A gpu:mem clause's TEXT at site S: its constants and labels filled in. */
+static void add_mem_text(struct sb *b, const char *text,
+			 const struct ptx_mem_site *s, int uniq)
+{
+	static const char *const konst[] = { "%gt_msize", "%gt_mstore",
+					     "%gt_minsn", "%gt_mline" };
+	const char *p = text;
+
+	sb_str(b, "\t{\n");
+	while (*p) {
+		const char *q = strstr(p, "%gt_");
+		size_t k;
+
+		if (!q) {
+			sb_str(b, p);
+			break;
+		}
+		sb_add(b, p, q - p);
+		p = q;
+		if (!strncmp(p, "%gt_uniq", 8)) {
+			sb_printf(b, "$__gt%d", uniq);
+			p += 8;
+			continue;
+		}
+		for (k = 0; k < 4; k++)
+			if (!strncmp(p, konst[k], strlen(konst[k])) &&
+			    !ptx_ident_char((unsigned char)p[strlen(konst[k])]))
+				break;
+		if (k == 4) {
+			sb_add(b, p, 4);
+			p += 4;
+			continue;
+		}
+		sb_printf(b, "%d", k == 0 ? (int)s->size : k == 1 ? s->store :
+			  k == 2 ? s->insn : s->line);
+		p += strlen(konst[k]);
+	}
+	if (text[0] && text[strlen(text) - 1] != '\n')
+		sb_str(b, "\n");
+	sb_str(b, "\t}\n");
+}
+
+/* This lane's address into %gt_ma (.b64). */
+static void mem_own_addr(struct sb *b, const struct ptx_mem_site *s)
+{
+	const struct ptx_mem_addr *a = &s->addr;
+
+	if (!a->base[0])
+		sb_printf(b, "\tmov.u64 \t%%gt_ma, %lld;\n", a->off);
+	else if (a->is_reg && a->bits == 32)
+		sb_printf(b, "\tcvt.u64.u32 \t%%gt_ma, %s;\n", a->base);
+	else
+		sb_printf(b, "\tmov.u64 \t%%gt_ma, %s;\n", a->base);
+	if (a->base[0] && a->off)
+		sb_printf(b, "\tadd.s64 \t%%gt_ma, %%gt_ma, %lld;\n", a->off);
+}
+
+/*
+ * The warp's figures, from every active lane (all of them run this):
+ * %gt_msect the distinct 32-byte sectors (a lane's access lies in one:
+ * PTX wants it aligned to its size, at most 32 bytes), %gt_mconf the
+ * largest number of distinct words one bank serves, minus one, and
+ * %gt_maddr the lowest address.
+ */
+static void mem_figures(struct job *j, struct sb *b, bool sect, bool conf,
+			bool addr)
+{
+	sb_str(b, "\tactivemask.b32 \t%gt_mm;\n");
+	if (sect)
+		sb_str(b, "\tshr.u64 \t%gt_mt, %gt_ma, 5;\n"
+		       "\tmatch.any.sync.b64 \t%gt_mk, %gt_mt, %gt_mm;\n"
+		       "\tmov.u32 \t%gt_mj, %lanemask_lt;\n"
+		       "\tand.b32 \t%gt_mk, %gt_mk, %gt_mj;\n"
+		       "\tsetp.eq.u32 \t%gt_mq, %gt_mk, 0;\n"
+		       "\tvote.sync.ballot.b32 \t%gt_mk, %gt_mq, %gt_mm;\n"
+		       "\tpopc.b32 \t%gt_mk, %gt_mk;\n"
+		       "\tcvt.u64.u32 \t%gt_msect, %gt_mk;\n");
+	if (conf) {
+		/* one lane per distinct word keys on its bank, the others
+		 * on a key of their own; the largest group is the answer */
+		sb_str(b, "\tcvt.u32.u64 \t%gt_mj, %gt_ma;\n"
+		       "\tshr.u32 \t%gt_mj, %gt_mj, 2;\n"
+		       "\tmatch.any.sync.b32 \t%gt_mk, %gt_mj, %gt_mm;\n"
+		       "\tmov.u32 \t%gt_mn, %lanemask_lt;\n"
+		       "\tand.b32 \t%gt_mk, %gt_mk, %gt_mn;\n"
+		       "\tsetp.eq.u32 \t%gt_mq, %gt_mk, 0;\n"
+		       "\tand.b32 \t%gt_mj, %gt_mj, 31;\n"
+		       "\tmov.u32 \t%gt_mk, %laneid;\n"
+		       "\tadd.u32 \t%gt_mk, %gt_mk, 32;\n"
+		       "\tselp.b32 \t%gt_mj, %gt_mj, %gt_mk, %gt_mq;\n"
+		       "\tmatch.any.sync.b32 \t%gt_mk, %gt_mj, %gt_mm;\n"
+		       "\tpopc.b32 \t%gt_mk, %gt_mk;\n"
+		       "\tmov.u32 \t%gt_mj, 0;\n");
+		/* the warp's largest, a bit at a time: 1..32 */
+		for (int bit = 5; bit >= 0; bit--)
+			sb_printf(b, "\tor.b32 \t%%gt_mn, %%gt_mj, %d;\n"
+				  "\tsetp.ge.u32 \t%%gt_mq, %%gt_mk, %%gt_mn;\n"
+				  "\tvote.sync.any.pred \t%%gt_mq, %%gt_mq, %%gt_mm;\n"
+				  "\tselp.b32 \t%%gt_mj, %%gt_mn, %%gt_mj, %%gt_mq;\n",
+				  1 << bit);
+		sb_str(b, "\tsub.u32 \t%gt_mj, %gt_mj, 1;\n"
+		       "\tcvt.u64.u32 \t%gt_mconf, %gt_mj;\n");
+	}
+	if (addr && j->sm >= 80) {
+		/* high words first, then the low words of the lowest high */
+		sb_str(b, "\tmov.b64 \t{%gt_mj, %gt_mk}, %gt_ma;\n"
+		       "\tredux.sync.min.u32 \t%gt_mn, %gt_mk, %gt_mm;\n"
+		       "\tsetp.eq.u32 \t%gt_mq, %gt_mk, %gt_mn;\n"
+		       "\tselp.b32 \t%gt_mj, %gt_mj, -1, %gt_mq;\n"
+		       "\tredux.sync.min.u32 \t%gt_mj, %gt_mj, %gt_mm;\n"
+		       "\tmov.b64 \t%gt_maddr, {%gt_mj, %gt_mn};\n");
+	} else if (addr) {
+		/* before sm_80: every active lane's address in turn */
+		sb_str(b, "\tmov.b64 \t%gt_maddr, -1;\n"
+		       "\tmov.b32 \t%gt_mn, %gt_mm;\n"
+		       "%gt_uniq_ml:\n"
+		       "\tbrev.b32 \t%gt_mj, %gt_mn;\n"
+		       "\tbfind.shiftamt.u32 \t%gt_mj, %gt_mj;\n"
+		       "\tmov.b64 \t{%gt_mk, %gt_ml}, %gt_ma;\n"
+		       "\tshfl.sync.idx.b32 \t%gt_mk, %gt_mk, %gt_mj, 31, %gt_mm;\n"
+		       "\tshfl.sync.idx.b32 \t%gt_ml, %gt_ml, %gt_mj, 31, %gt_mm;\n"
+		       "\tmov.b64 \t%gt_mt, {%gt_mk, %gt_ml};\n"
+		       "\tmin.u64 \t%gt_maddr, %gt_maddr, %gt_mt;\n"
+		       "\tshl.b32 \t%gt_mk, 1, %gt_mj;\n"
+		       "\tnot.b32 \t%gt_mk, %gt_mk;\n"
+		       "\tand.b32 \t%gt_mn, %gt_mn, %gt_mk;\n"
+		       "\tsetp.ne.u32 \t%gt_mq, %gt_mn, 0;\n"
+		       "\t@%gt_mq bra \t%gt_uniq_ml;\n");
+	}
+}
+
+/* The clauses of REQ that run at S, in one block before it. */
+static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
+{
+	const struct ptx_splice_req *req = j->req;
+	const char *text = j->m->text;
+	bool sect = false, conf = false, addr = false, any = false;
+	int uniq = j->uniq++, skip = j->uniq++;
+	struct sb b = { 0 };
+	size_t at;
+
+	for (int i = 0; i < req->nmem; i++) {
+		const char *t = req->mem[i].text;
+
+		if (!(req->mem[i].classes & s->cls))
+			continue;
+		any = true;
+		sect |= strstr(t, "%gt_msect") != NULL;
+		conf |= strstr(t, "%gt_mconf") != NULL;
+		addr |= strstr(t, "%gt_maddr") != NULL;
+	}
+	if (!any)
+		return 0;
+	conf &= s->cls == PTX_MEM_SHARED;
+	/* at the statement's line start, after a label on its line */
+	at = s->stmt;
+	while (at > 0 && (text[at - 1] == ' ' || text[at - 1] == '\t'))
+		at--;
+	if (at > 0 && text[at - 1] != '\n') {
+		at = s->stmt;
+		sb_str(&b, "\n");
+	}
+	sb_printf(&b, "\t// gputrace mem: insn %d, line %d: %.*s\n", s->insn,
+		  s->line, (int)s->op_len, text + s->op);
+	if (s->guard)
+		sb_printf(&b, "\t@%s%.*s bra \t$__gt%d;\n", s->guard_neg ? "" :
+			  "!", (int)s->guard_len, text + s->guard, skip);
+	sb_str(&b, "\t{\n\t.reg .b64 \t%gt_maddr, %gt_msect, %gt_mconf, "
+	       "%gt_ma, %gt_mt;\n\t.reg .b32 \t%gt_mm, %gt_mj, %gt_mk, "
+	       "%gt_mn, %gt_ml;\n\t.reg .pred \t%gt_mq;\n");
+	if (sect || conf || addr) {
+		struct sb f = { 0 };
+
+		mem_own_addr(&b, s);
+		mem_figures(j, &f, sect, conf, addr);
+		if (f.oom) {
+			free(b.p);
+			return -ENOMEM;
+		}
+		if (f.p)
+			add_expanded(&b, f.p, uniq);
+		free(f.p);
+	}
+	for (int i = 0; i < req->nmem; i++)
+		if (req->mem[i].classes & s->cls)
+			add_mem_text(&b, req->mem[i].text, s, uniq);
+	sb_str(&b, "\t}\n");
+	if (s->guard)
+		sb_printf(&b, "$__gt%d:\n", skip);
+	if (at == s->stmt && at > 0 && text[at - 1] != '\n')
+		sb_str(&b, "\t");
+	return add_edit(j, at, 0, &b);
+}
+
+static int splice_mem(struct job *j, const struct ptx_func *f)
+{
+	struct ptx_mem_site *v;
+	int n, rc, want = 0, bad = 0;
+	const struct ptx_mem_site *first_bad = NULL;
+
+	if ((rc = ptx_mem_sites(j->m, f, &v, &n)))
+		return rc;
+	for (int i = 0; i < n; i++) {
+		bool match = false;
+
+		for (int k = 0; k < j->req->nmem; k++)
+			match |= (j->req->mem[k].classes & v[i].cls) != 0;
+		if (!match)
+			continue;
+		want++;
+		if (v[i].why && !bad++)
+			first_bad = &v[i];
+	}
+	if (want > PTX_MEM_MAX_SITES) {
+		note(j, f, "%d memory instructions, more than gpu:mem's %d: "
+		     "its gpu:mem clauses are left out", want,
+		     PTX_MEM_MAX_SITES);
+		free(v);
+		return 0;
+	}
+	if (bad)
+		note(j, f, "%d of %d memory instructions left out of gpu:mem, "
+		     "the first insn %d (%.*s): %s", bad, want, first_bad->insn,
+		     (int)first_bad->op_len, j->m->text + first_bad->op,
+		     first_bad->why);
+	for (int i = 0; i < n && !rc; i++)
+		if (!v[i].why)
+			rc = splice_mem_site(j, &v[i]);
+	free(v);
+	return rc;
+}
+
 static int splice_params(struct job *j, const struct ptx_func *f)
 {
 	struct sb b = { 0 };
@@ -501,6 +756,14 @@ static int plan(struct job *j, int *count)
 
 	if ((rc = scan_uses(j, req->entry)) || (rc = scan_uses(j, req->exit)))
 		return rc;
+	for (int i = 0; i < req->nmem; i++) {
+		if ((rc = scan_uses(j, req->mem[i].text)))
+			return rc;
+		j->mem_t0lo |= strstr(req->mem[i].text, "%gt_t0lo") != NULL;
+		j->mem_shard |= strstr(req->mem[i].text, "%gt_shard") != NULL;
+	}
+	if (!strncmp(m->target, "sm_", 3))
+		j->sm = atoi(m->target + 3);
 	if (req->flags & PTX_SPLICE_T0)
 		j->need_t0 = true;
 	if (m->ver_major < req->min_major ||
@@ -511,13 +774,21 @@ static int plan(struct job *j, int *count)
 			return rc;
 	}
 	if (req->decls && req->decls[0]) {
-		const char *roots[2] = { req->entry, req->exit };
+		const char **roots = calloc(2 + req->nmem, sizeof(*roots));
 		char *pruned = NULL;
 		const char *d = req->decls;
 
-		if ((req->flags & PTX_SPLICE_PRUNE) &&
-		    (rc = ptx_prune_decls(d, roots, 2, &pruned, j->err,
-					  j->errlen)))
+		if (!roots)
+			return -ENOMEM;
+		roots[0] = req->entry;
+		roots[1] = req->exit;
+		for (int i = 0; i < req->nmem; i++)
+			roots[2 + i] = req->mem[i].text;
+		rc = (req->flags & PTX_SPLICE_PRUNE) ?
+		     ptx_prune_decls(d, roots, 2 + req->nmem, &pruned, j->err,
+				     j->errlen) : 0;
+		free(roots);
+		if (rc)
 			return rc;
 		if (pruned)
 			d = pruned;
@@ -545,7 +816,8 @@ static int plan(struct job *j, int *count)
 		if ((rc = splice_params(j, f)) ||
 		    (rc = splice_maxnreg(j, f)) ||
 		    (rc = splice_entry(j, f, j->uniq++)) ||
-		    (req->exit && (rc = splice_exits(j, f))))
+		    (req->exit && (rc = splice_exits(j, f))) ||
+		    (req->nmem && (rc = splice_mem(j, f))))
 			return rc;
 		++*count;
 	}
