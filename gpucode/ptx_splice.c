@@ -488,15 +488,45 @@ static void mem_figures(struct job *j, struct sb *b, bool sect, bool conf,
 			bool addr)
 {
 	sb_str(b, "\tactivemask.b32 \t%gt_mm;\n");
-	if (sect)
+	if (sect) {
+		/*
+		 * Lanes in a row whose sectors never decrease (unit stride,
+		 * strides, a transposed row; a guarded tail): one plus the
+		 * lanes whose sector differs from the lane below, by two
+		 * shuffles and a ballot.  Else match.any.sync on the sector,
+		 * one leader per distinct sector (the lowest lane of its
+		 * group).  All active lanes agree on the path.
+		 */
 		sb_str(b, "\tshr.u64 \t%gt_mt, %gt_ma, 5;\n"
-		       "\tmatch.any.sync.b64 \t%gt_mk, %gt_mt, %gt_mm;\n"
 		       "\tmov.u32 \t%gt_mj, %lanemask_lt;\n"
+		       "\tand.b32 \t%gt_mj, %gt_mj, %gt_mm;\n"
+		       "\tsetp.ne.u32 \t%gt_mp, %gt_mj, 0;\n"
+		       "\tmov.b64 \t{%gt_mk, %gt_mn}, %gt_mt;\n"
+		       "\tshfl.sync.up.b32 \t%gt_mk, %gt_mk, 1, 0, %gt_mm;\n"
+		       "\tshfl.sync.up.b32 \t%gt_mn, %gt_mn, 1, 0, %gt_mm;\n"
+		       "\tmov.b64 \t%gt_mu, {%gt_mk, %gt_mn};\n"
+		       "\tsetp.lt.and.u64 \t%gt_mq, %gt_mt, %gt_mu, %gt_mp;\n"
+		       "\tvote.sync.any.pred \t%gt_mq, %gt_mq, %gt_mm;\n"
+		       "\tneg.s32 \t%gt_mk, %gt_mm;\n"
+		       "\tand.b32 \t%gt_mk, %gt_mk, %gt_mm;\n"
+		       "\tadd.u32 \t%gt_mk, %gt_mk, %gt_mm;\n"
+		       "\tand.b32 \t%gt_mk, %gt_mk, %gt_mm;\n"
+		       "\tsetp.ne.or.u32 \t%gt_mq, %gt_mk, 0, %gt_mq;\n"
+		       "\t@%gt_mq bra \t%gt_uniq_ms;\n"
+		       "\tsetp.ne.and.u64 \t%gt_mp, %gt_mt, %gt_mu, %gt_mp;\n"
+		       "\tvote.sync.ballot.b32 \t%gt_mk, %gt_mp, %gt_mm;\n"
+		       "\tpopc.b32 \t%gt_mk, %gt_mk;\n"
+		       "\tadd.u32 \t%gt_mk, %gt_mk, 1;\n"
+		       "\tbra.uni \t%gt_uniq_md;\n"
+		       "%gt_uniq_ms:\n"
+		       "\tmatch.any.sync.b64 \t%gt_mk, %gt_mt, %gt_mm;\n"
 		       "\tand.b32 \t%gt_mk, %gt_mk, %gt_mj;\n"
 		       "\tsetp.eq.u32 \t%gt_mq, %gt_mk, 0;\n"
 		       "\tvote.sync.ballot.b32 \t%gt_mk, %gt_mq, %gt_mm;\n"
 		       "\tpopc.b32 \t%gt_mk, %gt_mk;\n"
+		       "%gt_uniq_md:\n"
 		       "\tcvt.u64.u32 \t%gt_msect, %gt_mk;\n");
+	}
 	if (conf) {
 		/* one lane per distinct word keys on its bank, the others
 		 * on a key of their own; the largest group is the answer */
@@ -588,8 +618,8 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 		sb_printf(&b, "\t@%s%.*s bra \t$__gt%d;\n", s->guard_neg ? "" :
 			  "!", (int)s->guard_len, text + s->guard, skip);
 	sb_str(&b, "\t{\n\t.reg .b64 \t%gt_maddr, %gt_msect, %gt_mconf, "
-	       "%gt_ma, %gt_mt;\n\t.reg .b32 \t%gt_mm, %gt_mj, %gt_mk, "
-	       "%gt_mn, %gt_ml;\n\t.reg .pred \t%gt_mq;\n");
+	       "%gt_ma, %gt_mt, %gt_mu;\n\t.reg .b32 \t%gt_mm, %gt_mj, "
+	       "%gt_mk, %gt_mn, %gt_ml;\n\t.reg .pred \t%gt_mq, %gt_mp;\n");
 	if (sect || conf || addr) {
 		struct sb f = { 0 };
 

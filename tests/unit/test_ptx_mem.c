@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,10 @@ static void test_splice(const char *target)
 	CHECK(notes.n == 1 && strstr(notes.text, "k: 1 of 6 memory instructions") &&
 	      strstr(notes.text, "insn 18") &&
 	      !strstr(out, "insn 18,"), name);
+	snprintf(name, sizeof(name), "mem/splice %s: sectors by shuffles, else match",
+		 target);
+	CHECK(strstr(out, "shfl.sync.up.b32") && strstr(out, "match.any.sync.b64"),
+	      name);
 	snprintf(name, sizeof(name), "mem/splice %s: conflicts at shared sites only",
 		 target);
 	CHECK(strstr(out, "%gt_mconf") && strstr(out, "match.any.sync.b32"), name);
@@ -348,6 +353,48 @@ static void test_limit(void)
 	free(text);
 }
 
+/* Mutated modules that still parse: the site scan and splice never crash. */
+static void test_fuzz(void)
+{
+	const struct ptx_mem_clause mem[] = {
+		{ "mov.u64 %gt_ma, %gt_msect;\nmov.u64 %gt_ma, %gt_maddr;\n",
+		  PTX_MEM_LOAD | PTX_MEM_STORE },
+		{ "mov.u64 %gt_ma, %gt_mconf;\n", PTX_MEM_SHARED },
+	};
+	static const char junk[] = "[]{};:@!%+-.,x0 \n/*";
+	char base[sizeof(module) + 32], text[sizeof(module) + 32], err[256];
+	struct ptx_splice_req req = { .mem = mem, .nmem = 2 };
+	uint32_t r = 7;
+	int parsed = 0, spliced = 0;
+
+	snprintf(base, sizeof(base), module, "sm_90");
+	for (int i = 0; i < 3000; i++) {
+		size_t len = strlen(base);
+		struct ptx_module *m = NULL;
+		char *out = NULL;
+
+		memcpy(text, base, len + 1);
+		for (int k = 0; k < 1 + i % 4; k++) {
+			r = r * 1103515245 + 12345;
+			size_t at = (r >> 8) % len;
+
+			r = r * 1103515245 + 12345;
+			text[at] = junk[(r >> 8) % (sizeof(junk) - 1)];
+		}
+		if (i % 7 == 0)
+			text[(r >> 4) % len] = 0;
+		if (ptx_parse(text, strlen(text), &m, err, sizeof(err)))
+			continue;
+		parsed++;
+		spliced += ptx_splice(m, &req, &out, err, sizeof(err)) >= 0;
+		free(out);
+		ptx_free(m);
+	}
+	printf("# mem fuzz: %d of 3000 mutated modules parsed, %d spliced\n",
+	       parsed, spliced);
+	CHECK(parsed > 0, "mem/fuzz: mutated modules, no crash");
+}
+
 int main(void)
 {
 	test_classify();
@@ -356,5 +403,6 @@ int main(void)
 	test_splice("sm_75");
 	test_splice("sm_90");
 	test_limit();
+	test_fuzz();
 	UNIT_END();
 }
