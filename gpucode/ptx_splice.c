@@ -650,6 +650,12 @@ static int splice_mem(struct job *j, const struct ptx_func *f)
 	int n, rc, want = 0, bad = 0;
 	const struct ptx_mem_site *first_bad = NULL;
 
+	if (j->sm && j->sm < 70) {
+		/* match.any.sync and the .sync votes came with sm_70 */
+		note(j, f, "PTX for sm_%d, before sm_70's warp matches: its "
+		     "gpu:mem clauses are left out", j->sm);
+		return 0;
+	}
 	if ((rc = ptx_mem_sites(j->m, f, &v, &n)))
 		return rc;
 	for (int i = 0; i < n; i++) {

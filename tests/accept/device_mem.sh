@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # gpu:mem through the whole compiler, no GPU needed: for every test kernel
-# (tests/cuda/k_*.cu, each with its own nvcc flags, -lineinfo added so
+# (tests/cuda/k_*.cu, each with its own nvcc flags, the register budget's
+# and the GPU tests' workloads; -lineinfo added so
 # that `line` has .loc to read), clauses using every gpu:mem builtin are
 # compiled, verified, lowered and spliced by `gputrace --dry-run -d ptx`;
 # ptxas must accept every module printed (sm_75 takes the shuffle path
@@ -34,7 +35,8 @@ sites() {
 	grep -c '// gputrace mem: insn' "$T/out"
 }
 
-for src in tests/cuda/k_*.cu; do
+for src in tests/cuda/k_*.cu tests/lower/k_budget.cu tests/gpu/gpuprog.cu \
+	   tests/gpu/mem.cu; do
 	b=$(basename "$src" .cu)
 	arch=$(sed -n '1s|^// nvcc: -arch=\(sm_[0-9a]*\).*|\1|p' "$src")
 	arch=${arch:-sm_90}

@@ -395,6 +395,26 @@ static void test_fuzz(void)
 	CHECK(parsed > 0, "mem/fuzz: mutated modules, no crash");
 }
 
+/* A module for a GPU before sm_70 keeps its kernel, without sites. */
+static void test_old_target(void)
+{
+	const struct ptx_mem_clause mem[] = {
+		{ "mov.u64 %gt_ma, %gt_msect;\n", PTX_MEM_LOAD },
+	};
+	struct ptx_module *m = parse("sm_61");
+	struct notes notes = { { 0 }, 0 };
+	struct ptx_splice_req req = {
+		.mem = mem, .nmem = 1, .note = note, .note_arg = &notes,
+	};
+	char err[256], *out = NULL;
+
+	CHECK(m && ptx_splice(m, &req, &out, err, sizeof(err)) == 1 && out &&
+	      !strstr(out, "gputrace mem:") && notes.n == 1 &&
+	      strstr(notes.text, "sm_61"), "mem/sm_61: told, left out");
+	free(out);
+	ptx_free(m);
+}
+
 int main(void)
 {
 	test_classify();
@@ -404,5 +424,6 @@ int main(void)
 	test_splice("sm_90");
 	test_limit();
 	test_fuzz();
+	test_old_target();
 	UNIT_END();
 }
