@@ -90,8 +90,11 @@ ws=$(sed -n 's/^@s\[stride2, 1, 4\]: //p' "$T/want")
 
 # -v: every kernel instrumented, nothing left out
 timeout 120 "$GT" -v -q -c "$T/mem" -e 'gpu:mem:* { @c = count(); }' >/dev/null 2>"$T/v.err"
-grep -q 'left out' "$T/v.err" && bad "-v" "$(grep -m1 'left out' "$T/v.err")" ||
+grep -q 'left out of gpu:mem\|gpu:mem clauses are left out' "$T/v.err" && bad "-v" "$(grep -m1 'gpu:mem' "$T/v.err")" ||
 	ok "-v: no memory instruction left out"
+for k in unit stride2 stride32 gather transpose tail smem; do
+	grep -q "instrumented $k \[" "$T/v.err" || bad "-v" "$k not instrumented: $(grep -m1 "$k" "$T/v.err")"
+done
 done
 
 [ $nfail -eq 0 ] || exit 1
