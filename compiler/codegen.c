@@ -383,6 +383,10 @@ static const struct { const char *name; int helper; } dev_builtins[] = {
 	{ "duration", GT_DH_DURATION }, { "launch", GT_DH_LAUNCH },
 	{ "launch_ns", GT_DH_LAUNCH_NS }, { "gpu", GT_DH_GPU },
 	{ "pid", GT_DH_PID },
+	{ "addr", GT_DH_MEM_ADDR }, { "size", GT_DH_MEM_SIZE },
+	{ "store", GT_DH_MEM_STORE }, { "sectors", GT_DH_MEM_SECTORS },
+	{ "insn", GT_DH_MEM_INSN }, { "line", GT_DH_MEM_LINE },
+	{ "conflicts", GT_DH_MEM_CONFLICTS },
 };
 
 /* `probe`: the probe's number in the tracer's table of names */

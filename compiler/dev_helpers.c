@@ -66,6 +66,13 @@ static const struct gt_dev_helper_desc dh_table[GT_DH_END_ - GT_DH_BASE] = {
 		{ GT_DHA_STACK_BUF, GT_DHA_CONST }, GT_DHR_VOID },
 	[GT_DH_READ - GT_DH_BASE] = { GT_DH_READ, "gt_read",
 		{ GT_DHA_STACK_BUF, GT_DHA_CONST, GT_DHA_SCALAR }, GT_DHR_VOID },
+	BUILTIN(GT_DH_MEM_ADDR, "gt_mem_addr"),
+	BUILTIN(GT_DH_MEM_SIZE, "gt_mem_size"),
+	BUILTIN(GT_DH_MEM_STORE, "gt_mem_store"),
+	BUILTIN(GT_DH_MEM_SECTORS, "gt_mem_sectors"),
+	BUILTIN(GT_DH_MEM_INSN, "gt_mem_insn"),
+	BUILTIN(GT_DH_MEM_LINE, "gt_mem_line"),
+	BUILTIN(GT_DH_MEM_CONFLICTS, "gt_mem_conflicts"),
 };
 
 const struct gt_dev_helper_desc *gt_dev_helper(int32_t id)

@@ -68,6 +68,17 @@ enum gt_dev_helper {
 	 * counted (docs/device-runtime.md, "Reading device memory").
 	 */
 	GT_DH_READ,
+	/*
+	 * gpu:mem builtins, no arguments, u64 result: what the splicer
+	 * computed at the memory instruction (%gt_m* placeholders).
+	 */
+	GT_DH_MEM_ADDR,		/* lowest address the active lanes touch */
+	GT_DH_MEM_SIZE,		/* bytes per lane */
+	GT_DH_MEM_STORE,	/* 0 load, 1 store or atomic */
+	GT_DH_MEM_SECTORS,	/* distinct 32-byte sectors */
+	GT_DH_MEM_INSN,		/* the instruction's index in the kernel */
+	GT_DH_MEM_LINE,		/* .loc line, or 0 */
+	GT_DH_MEM_CONFLICTS,	/* :shared: bank conflicts */
 	GT_DH_END_
 };
 

@@ -92,8 +92,9 @@ int device_lower(const struct unit *u, const struct gt_object *obj,
 		struct pl_opts o = {
 			.index = out->n,
 			.mode = p->probe->warp ? PL_WARP : PL_THREAD,
-			/* inline below: entry updates can wait for the exit */
-			.defer = !p->probe->retprobe,
+			/* inline below: entry updates can wait for the exit;
+			 * a gpu:mem clause runs many times per thread */
+			.defer = !p->probe->retprobe && !p->probe->mem,
 		};
 
 		if (!p->probe->prov->device)

@@ -84,6 +84,9 @@ static void prologue(struct pl_ctx *c)
 		pl_printf(b, ", .param .u64 __gt_pa%d", a);
 	if (c->words & PL_W_SHARD)
 		pl_printf(b, ", .param .u64 __gt_psh");
+	for (int m = 0; m < PL_MEM_N; m++)
+		if (c->mem & (1u << m))
+			pl_printf(b, ", .param .u64 __gt_pm%s", pl_mem_names[m]);
 	pl_printf(b, ")\n{\n"
 		  "\t.reg .pred %%p<2>;\n"
 		  "\t.reg .b32 %%u<6>;\n"
@@ -318,6 +321,7 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 	out->index = opts->index;
 	out->nargs = c.nargs;
 	out->words = c.words;
+	out->mem = c.mem;
 	out->frame = c.frame;
 	for (int s = 0; s < PL_SLOTS; s++)
 		out->promoted += pl_promoted(&c, s * 8 - PL_FRAME);
@@ -364,6 +368,9 @@ char *pl_call_text(const struct pl_func *f)
 		pl_printf(&b, ", %%gt_arg%d", a);
 	if (f->words & PL_W_SHARD)
 		pl_printf(&b, ", %%gt_shard");
+	for (int m = 0; m < PL_MEM_N; m++)
+		if (f->mem & (1u << m))
+			pl_printf(&b, ", %%gt_m%s", pl_mem_names[m]);
 	pl_printf(&b, ");\n");
 	if (b.oom) {
 		free(b.s);
@@ -371,6 +378,10 @@ char *pl_call_text(const struct pl_func *f)
 	}
 	return b.s;
 }
+
+const char *const pl_mem_names[PL_MEM_N] = {
+	"addr", "size", "store", "sect", "insn", "line", "conf",
+};
 
 bool pl_runtime_available(void)
 {
@@ -423,6 +434,10 @@ static const char *param_placeholder(const char *name, size_t n, char *buf,
 		return "%gt_t0";
 	if (n == 3 && !strncmp(name, "psh", 3))
 		return "%gt_shard";
+	if (n > 2 && !strncmp(name, "pm", 2)) {
+		snprintf(buf, len, "%%gt_m%.*s", (int)(n - 2), name + 2);
+		return buf;
+	}
 	if (n > 2 && !strncmp(name, "pw", 2) && isdigit((unsigned char)name[2]))
 		return word_placeholder(atoi(name + 2), buf, len);
 	if (n > 2 && !strncmp(name, "pa", 2)) {

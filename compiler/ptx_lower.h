@@ -47,6 +47,8 @@ struct pl_func {
 	int index;		/* K */
 	int nargs;		/* 1 + highest kernel argument read; 0: none */
 	unsigned words;		/* PL_W_*: passed after t0, in that order */
+	unsigned mem;		/* gpu:mem builtins: passed last, in
+				 * pl_mem_names order (bit i: name i) */
 	int frame;		/* bytes of .local stack; 0: none */
 	int promoted;		/* 8-byte stack slots kept in registers */
 	/*
@@ -70,6 +72,14 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 	     const struct pl_opts *opts, struct pl_func *out,
 	     char *err, size_t errlen);
 void pl_func_free(struct pl_func *f);
+
+/*
+ * gpu:mem builtins as the lowering reads them: parameter __gt_pm<NAME>
+ * of the probe function, placeholder %gt_m<NAME> of the splicer
+ * (gpucode/ptx_mem.c), indexed by GT_DH_MEM_* - GT_DH_MEM_ADDR.
+ */
+#define PL_MEM_N 7
+extern const char *const pl_mem_names[PL_MEM_N];
 
 /*
  * The splicer's entry/exit text that runs probe F: "call __gt_probe_K,

@@ -261,6 +261,8 @@ static int an_call(struct pl_ctx *c, struct pl_state *st, size_t i)
 		c->words |= PL_W_KERNEL;
 	if (h->id == GT_DH_LANES)
 		c->uses_lanes = true;
+	if (h->id >= GT_DH_MEM_ADDR && h->id <= GT_DH_MEM_CONFLICTS)
+		c->mem |= 1u << (h->id - GT_DH_MEM_ADDR);
 	for (int r = BPF_REG_1; r <= BPF_REG_5; r++)
 		st->r[r] = mkval(PK_NONE, 0);
 	st->r[0] = mkval(h->ret == GT_DHR_MAP_VALUE_OR_NULL ? PK_MAPV :

@@ -589,6 +589,12 @@ static int call(struct pl_ctx *c, size_t i)
 			  "(%%pctx, %%r1, %%r2, %%r3);\n");
 		return 0;
 	}
+	if (id >= GT_DH_MEM_ADDR && id <= GT_DH_MEM_CONFLICTS) {
+		/* inline: the splicer's value at the instruction */
+		pl_printf(b, "\tld.param.u64 %%r0, [__gt_pm%s];\n",
+			  pl_mem_names[id - GT_DH_MEM_ADDR]);
+		return 0;
+	}
 	if (id >= GT_DH_AGG_COUNT && id <= GT_DH_AGG_SMLOAD) {
 		const struct pl_val *r1 = &c->in[i].r[BPF_REG_1];
 		const struct gt_dev_map *m = NULL;

@@ -77,6 +77,8 @@ struct pl_ctx {
 	 */
 	bool guarded;
 	unsigned words;		/* PL_W_*: launch parameter words read */
+	unsigned mem;		/* gpu:mem builtins read: bit GT_DH_MEM_* -
+				 * GT_DH_MEM_ADDR */
 	int lowest;		/* lowest stack offset in .local memory */
 	int frame;		/* bytes of .local stack */
 	int nargs;

@@ -10,6 +10,7 @@
 
 #include "compiler/cstruct.h"
 #include "compiler/sema.h"
+#include "gpucode/ptx.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
 #include "runtime/fmt.h"
@@ -256,6 +257,7 @@ const char *const sema_builtin_names[] = {
 	"cpid", "probe", "func", "retval", "kernel", "stream", "shmem",
 	"size", "kind", "duration", "queued", "smid", "nsmid", "warpid", "laneid",
 	"lanes", "gtime", "clock", "launch", "launch_ns", "gpu",
+	"addr", "store", "sectors", "insn", "line", "conflicts",
 	"username", "rand", "curtask", "cgroup", "numaid", "ctx",
 	"gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x",
 	"blockDim.y", "blockDim.z", "blockIdx.x", "blockIdx.y",
@@ -354,6 +356,16 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 			    !strcmp(n->str, "duration")) {
 				err(c, n->loc, "builtin 'duration' exists in :exit clauses only, like %s:exit",
 				    p->name);
+				return NULL;
+			}
+			if (p->prov->device && !strcmp(n->str, "conflicts")) {
+				err(c, n->loc, "builtin 'conflicts' exists in gpu:mem:GLOB:shared clauses only");
+				return NULL;
+			}
+			if (p->prov->device && p->prov->has_builtin(&(struct probe){ .mem =
+					PTX_MEM_LOAD }, n->str)) {
+				err(c, n->loc, "builtin '%s' exists in gpu:mem clauses only",
+				    n->str);
 				return NULL;
 			}
 			if (!strncmp(n->str, "args->", 6))

@@ -71,7 +71,8 @@ int agent_config_write(const struct agent_config *c, const char *path)
 	for (int i = 0; i < c->nclauses; i++) {
 		const struct agent_clause *cl = &c->clauses[i];
 
-		fprintf(f, "clause %d %d %d\n", cl->id, cl->warp ? 1 : 0,
+		fprintf(f, "clause %d %u %d\n", cl->id,
+			(cl->warp ? 1u : 0u) | (cl->mem & 7u) << 1,
 			cl->exit ? 1 : 0);
 		put_blob(f, "glob", cl->glob);
 		put_blob(f, "call", cl->call);
@@ -246,11 +247,12 @@ static int parse(struct rd *r, struct agent_config *c)
 	for (long long n = v[0]; c->nclauses < n;) {
 		struct agent_clause *cl = &c->clauses[c->nclauses];
 
-		if (numbers(r, "clause", 3, v, 0, 0x7fffffff) || v[1] > 1 ||
+		if (numbers(r, "clause", 3, v, 0, 0x7fffffff) || v[1] > 15 ||
 		    v[2] > 1)
 			return -EINVAL;
 		cl->id = v[0];
-		cl->warp = v[1];
+		cl->warp = v[1] & 1;
+		cl->mem = (unsigned)v[1] >> 1;
 		cl->exit = v[2];
 		c->nclauses++;	/* from here on, freed with the config */
 		err = blob(r, "glob", &cl->glob);

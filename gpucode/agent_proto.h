@@ -41,6 +41,9 @@ struct agent_clause {
 	int id;			/* probe function __gt_probe_<id> */
 	bool warp;		/* gpu:warp (else gpu:kernel) */
 	bool exit;		/* :exit (else :entry) */
+	unsigned mem;		/* gpu:mem: PTX_MEM_* classes (warp set);
+				 * written as the config's warp field's
+				 * bits 1-3 */
 	char *glob;		/* kernel name glob (demangled base or mangled) */
 	char *call;		/* the splicer's entry/exit text for it */
 };

@@ -134,6 +134,63 @@ const struct ptx_func *ptx_find_entry(const struct ptx_module *m,
  */
 size_t ptx_ctx_offset(const struct ptx_func *f);
 
+/* gpu:mem: the memory instruction classes a clause runs at (ptx_mem.c) */
+#define PTX_MEM_LOAD	1u	/* global or generic ld */
+#define PTX_MEM_STORE	2u	/* global or generic st, atom, red */
+#define PTX_MEM_SHARED	4u	/* ld/st/atom/red .shared (load and store) */
+
+/* An address operand: [base], [base+off] or [off]. */
+struct ptx_mem_addr {
+	char base[80];		/* "%rd4", "smem", or "" for an absolute address */
+	bool is_reg;		/* base is a register */
+	unsigned bits;		/* its declared width: 32 or 64 (0: unknown) */
+	long long off;
+};
+
+/* A memory instruction of a kernel body (ptx_mem.c). */
+struct ptx_mem_site {
+	size_t stmt;		/* statement start (its guard, if any) */
+	size_t op, op_len;	/* the opcode, "ld.global.nc.v4.f32" */
+	size_t end;		/* just past the ';' */
+	size_t guard, guard_len;	/* "%p1", 0 if unguarded */
+	bool guard_neg;
+	unsigned cls;		/* one PTX_MEM_* */
+	bool store;		/* st, atom, red */
+	bool global;		/* .global written (else generic or shared) */
+	unsigned size;		/* bytes per lane: element size x vector width */
+	int insn;		/* index among the body's instructions, from 0 */
+	int line;		/* line of the last .loc before it, or 0 */
+	struct ptx_mem_addr addr;
+	const char *why;	/* NULL, or why its address cannot be taken */
+};
+
+/* gpu:mem sites a kernel may have: more and its clauses are left out */
+#define PTX_MEM_MAX_SITES 1024
+
+/*
+ * Whether opcode OP (LEN bytes) is a memory instruction gpu:mem covers:
+ * ld/ldu/st/atom/red in the global, shared or generic state space; 1 with
+ * its class, whether it writes, and its bytes per lane (0: unknown type),
+ * else 0 (.local, .param, .const, cp.async, TMA bulk copies, ...).
+ */
+int ptx_mem_classify(const char *op, size_t len, unsigned *cls, bool *store,
+		     unsigned *size);
+/* Parse the text between an address operand's brackets: 0 or -EINVAL. */
+int ptx_mem_addr(const char *s, size_t len, struct ptx_mem_addr *a);
+/*
+ * Every memory instruction of F's body in order (malloc'd array in *OUT,
+ * count in *NOUT): 0 or -ENOMEM.  Its instructions are numbered from 0
+ * at the body's first, labels, directives and braces not counted.
+ */
+int ptx_mem_sites(const struct ptx_module *m, const struct ptx_func *f,
+		  struct ptx_mem_site **out, int *nout);
+
+/* A gpu:mem clause: its text runs before the instructions of CLASSES. */
+struct ptx_mem_clause {
+	const char *text;
+	unsigned classes;	/* PTX_MEM_* */
+};
+
 enum {
 	PTX_SPLICE_T0 = 1 << 0,		/* load %gt_t0 even if unused */
 	PTX_SPLICE_ONLY_MATCHED = 1 << 1,	/* drop other kernels */
@@ -161,6 +218,21 @@ struct ptx_splice_req {
 	 * (.maxntid, .minnctapersm); the directive is not.
 	 */
 	unsigned maxnreg;
+	/*
+	 * gpu:mem clauses, each pasted once per warp before every memory
+	 * instruction of its classes in a matched kernel, under the
+	 * instruction's guard.  Placeholders: %gt_maddr, %gt_msect,
+	 * %gt_mconf (.b64 registers computed at the site from the active
+	 * lanes), %gt_msize, %gt_mstore, %gt_minsn, %gt_mline (constants).
+	 */
+	const struct ptx_mem_clause *mem;
+	int nmem;
+	/*
+	 * NOTE (or NULL) hears of each kernel whose memory instructions are
+	 * left out, or some of them, with the reason (for -v).
+	 */
+	void (*note)(void *arg, const char *kernel, const char *msg);
+	void *note_arg;
 };
 
 /*

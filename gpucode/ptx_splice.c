@@ -13,16 +13,9 @@
 #include <string.h>
 
 #include "gpucode/ptx.h"
+#include "gpucode/ptx_splice_priv.h"
 
-#define PTX_MAX_ARG 1023	/* highest %gt_argN a probe may name */
-
-struct sb {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
+void sb_add(struct sb *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
@@ -44,13 +37,12 @@ static void sb_add(struct sb *b, const char *s, size_t n)
 	b->p[b->len] = 0;
 }
 
-static void sb_str(struct sb *b, const char *s)
+void sb_str(struct sb *b, const char *s)
 {
 	sb_add(b, s, strlen(s));
 }
 
-__attribute__((format(printf, 2, 3)))
-static void sb_printf(struct sb *b, const char *fmt, ...)
+void sb_printf(struct sb *b, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -66,29 +58,8 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
 	sb_add(b, buf, n);
 }
 
-struct edit {
-	size_t off, del;
-	char *ins;
-	int seq;
-};
-
-struct job {
-	const struct ptx_module *m;
-	const struct ptx_splice_req *req;
-	struct edit *edits;
-	int nedits, cap;
-	int uniq;		/* label counter, module-wide */
-	bool need_t0;
-	bool need_t0lo;		/* %gt_t0lo: the low 32 bits, one cheap read */
-	bool need_shard;	/* %gt_shard */
-	bool need_word[PTX_CTX_WORDS];	/* %gt_launch.. (words 1-3), %gt_wN */
-	bool *need_arg;		/* [PTX_MAX_ARG + 1] */
-	char *err;
-	size_t errlen;
-};
-
 /* Take B's text as an edit at OFF replacing DEL bytes. */
-static int add_edit(struct job *j, size_t off, size_t del, struct sb *b)
+int add_edit(struct job *j, size_t off, size_t del, struct sb *b)
 {
 	if (b->oom) {
 		free(b->p);
@@ -163,7 +134,7 @@ static int scan_uses(struct job *j, const char *text)
 }
 
 /* TEXT with %gt_uniq replaced by this site's label prefix. */
-static void add_expanded(struct sb *b, const char *text, int uniq)
+void add_expanded(struct sb *b, const char *text, int uniq)
 {
 	const char *p = text, *q;
 
@@ -285,8 +256,10 @@ static void declare_deferred(struct sb *b, const char *text)
 static int splice_entry(struct job *j, const struct ptx_func *f, int uniq)
 {
 	const struct ptx_splice_req *req = j->req;
-	bool t0_early = req->entry && strstr(req->entry, "%gt_t0lo");
-	bool shard_early = req->entry && strstr(req->entry, "%gt_shard");
+	bool t0_early = (req->entry && strstr(req->entry, "%gt_t0lo")) ||
+			j->mem_t0lo;
+	bool shard_early = (req->entry && strstr(req->entry, "%gt_shard")) ||
+			   j->mem_shard;
 	bool late = f->t0_at > f->entry_at;
 	struct sb b = { 0 };
 	int rc;
@@ -501,6 +474,14 @@ static int plan(struct job *j, int *count)
 
 	if ((rc = scan_uses(j, req->entry)) || (rc = scan_uses(j, req->exit)))
 		return rc;
+	for (int i = 0; i < req->nmem; i++) {
+		if ((rc = scan_uses(j, req->mem[i].text)))
+			return rc;
+		j->mem_t0lo |= strstr(req->mem[i].text, "%gt_t0lo") != NULL;
+		j->mem_shard |= strstr(req->mem[i].text, "%gt_shard") != NULL;
+	}
+	if (!strncmp(m->target, "sm_", 3))
+		j->sm = atoi(m->target + 3);
 	if (req->flags & PTX_SPLICE_T0)
 		j->need_t0 = true;
 	if (m->ver_major < req->min_major ||
@@ -511,13 +492,21 @@ static int plan(struct job *j, int *count)
 			return rc;
 	}
 	if (req->decls && req->decls[0]) {
-		const char *roots[2] = { req->entry, req->exit };
+		const char **roots = calloc(2 + req->nmem, sizeof(*roots));
 		char *pruned = NULL;
 		const char *d = req->decls;
 
-		if ((req->flags & PTX_SPLICE_PRUNE) &&
-		    (rc = ptx_prune_decls(d, roots, 2, &pruned, j->err,
-					  j->errlen)))
+		if (!roots)
+			return -ENOMEM;
+		roots[0] = req->entry;
+		roots[1] = req->exit;
+		for (int i = 0; i < req->nmem; i++)
+			roots[2 + i] = req->mem[i].text;
+		rc = (req->flags & PTX_SPLICE_PRUNE) ?
+		     ptx_prune_decls(d, roots, 2 + req->nmem, &pruned, j->err,
+				     j->errlen) : 0;
+		free(roots);
+		if (rc)
 			return rc;
 		if (pruned)
 			d = pruned;
@@ -545,7 +534,8 @@ static int plan(struct job *j, int *count)
 		if ((rc = splice_params(j, f)) ||
 		    (rc = splice_maxnreg(j, f)) ||
 		    (rc = splice_entry(j, f, j->uniq++)) ||
-		    (req->exit && (rc = splice_exits(j, f))))
+		    (req->exit && (rc = splice_exits(j, f))) ||
+		    (req->nmem && (rc = splice_mem(j, f))))
 			return rc;
 		++*count;
 	}

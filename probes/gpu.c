@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * gpu:kernel:GLOB[:entry|:exit] and gpu:warp:GLOB[:entry|:exit]: device
- * probes.  Their clauses are compiled to device eBPF, verified, lowered
+ * gpu:kernel:GLOB[:entry|:exit], gpu:warp:GLOB[:entry|:exit] and
+ * gpu:mem:GLOB[:load|:store|:shared]: device probes.  Their clauses are compiled to device eBPF, verified, lowered
  * to PTX and spliced into the matching kernels by the agent; nothing is
  * attached in the kernel.
  */
@@ -9,8 +9,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpucode/ptx.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+
+/* gpu:mem's last part: the instructions it runs at */
+static int mem_point(const char *w, unsigned *mem)
+{
+	if (!strcmp(w, "load"))
+		*mem = PTX_MEM_LOAD;
+	else if (!strcmp(w, "store"))
+		*mem = PTX_MEM_STORE;
+	else if (!strcmp(w, "shared"))
+		*mem = PTX_MEM_SHARED;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 /* The GLOB may hold "::" (C++ names), so the text is split here. */
 static int gpu_parse(struct probe *p, char *err, size_t errlen, int *arg)
@@ -21,26 +36,40 @@ static int gpu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 
 	*arg = -1;
 	if (!rest) {
-		snprintf(err, errlen, "gpu probes are gpu:kernel:GLOB or gpu:warp:GLOB, with :entry or :exit");
+		snprintf(err, errlen, "gpu probes are gpu:kernel:GLOB or gpu:warp:GLOB, with :entry or :exit, or gpu:mem:GLOB");
 		return -EINVAL;
 	}
 	rest++;
+	p->mem = 0;
 	if (!strncmp(rest, "kernel:", 7)) {
 		p->warp = false;
 		glob = rest + 7;
 	} else if (!strncmp(rest, "warp:", 5)) {
 		p->warp = true;
 		glob = rest + 5;
+	} else if (!strncmp(rest, "mem:", 4)) {
+		/* once per warp at each memory instruction */
+		p->warp = true;
+		p->mem = PTX_MEM_LOAD | PTX_MEM_STORE;
+		glob = rest + 4;
 	} else {
 		*arg = 0;
-		snprintf(err, errlen, "unknown gpu probe type '%s' (kernel or warp)",
+		snprintf(err, errlen, "unknown gpu probe type '%s' (kernel, warp or mem)",
 			 p->nargs ? p->args[0] : "");
 		return -EINVAL;
 	}
 	len = strlen(glob);
 	last = strrchr(glob, ':');
 	p->retprobe = false;
-	if (last && (last == glob || last[-1] != ':')) {
+	if (last && (last == glob || last[-1] != ':') && p->mem) {
+		if (mem_point(last + 1, &p->mem)) {
+			*arg = p->nargs - 1;
+			snprintf(err, errlen, "gpu:mem point must be load, store or shared, not '%s'",
+				 last + 1);
+			return -EINVAL;
+		}
+		len = last - glob;
+	} else if (last && (last == glob || last[-1] != ':')) {
 		if (!strcmp(last, ":exit"))
 			p->retprobe = true;
 		else if (strcmp(last, ":entry")) {
@@ -70,8 +99,17 @@ static bool gpu_has_builtin(const struct probe *p, const char *name)
 		"launch_ns", "gpu", "pid", "probe",
 	};
 
+	static const char *const mem[] = {
+		"addr", "size", "store", "sectors", "insn", "line",
+	};
+
 	if (!strcmp(name, "duration"))
 		return p->retprobe;
+	if (!strcmp(name, "conflicts"))
+		return p->mem == PTX_MEM_SHARED;
+	for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++)
+		if (!strcmp(mem[i], name))
+			return p->mem != 0;
 	if (!strcmp(name, "lanes"))
 		return p->warp;
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9')

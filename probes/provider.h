@@ -88,7 +88,8 @@ struct probe {
 	uint64_t offset;	/* uprobe: file offset of the probed address */
 	char *func;		/* uprobe: the (demangled) function */
 	bool retprobe;		/* uretprobe; gpu: the :exit form */
-	bool warp;		/* gpu:warp */
+	bool warp;		/* gpu:warp (and gpu:mem: once per warp) */
+	unsigned mem;		/* gpu:mem: PTX_MEM_* classes, 0 otherwise */
 	/* kernel probes loaded as another program type than the provider's
 	 * (kprobe as fentry where the kernel has no kprobes): 0 for none */
 	enum bpf_prog_type prog_type;

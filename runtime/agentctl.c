@@ -165,6 +165,7 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 
 		cl->id = p->func.index;
 		cl->warp = p->probe->warp;
+		cl->mem = p->probe->mem;
 		cl->exit = p->probe->retprobe;
 		cl->glob = strdup(p->probe->func ? p->probe->func : "*");
 		cl->call = strdup(p->call ? p->call : "");

@@ -151,7 +151,7 @@ static char *calls(const struct device_set *ds, const char *sig, bool exit,
 			fputs(ds->v[i].func.flush, f);
 			*any = true;
 		}
-		if (ds->v[i].probe->retprobe != exit)
+		if (ds->v[i].probe->retprobe != exit || ds->v[i].probe->mem)
 			continue;
 		fputs(ds->v[i].call ? ds->v[i].call : "", f);
 		*any = true;
@@ -161,6 +161,33 @@ static char *calls(const struct device_set *ds, const char *sig, bool exit,
 	return s;
 }
 
+/* The gpu:mem clauses among SIG (malloc'd, *N of them). */
+static struct ptx_mem_clause *mem_clauses(const struct device_set *ds,
+					  const char *sig, int *n)
+{
+	struct ptx_mem_clause *v = calloc(ds->n + 1, sizeof(*v));
+
+	*n = 0;
+	for (const char *p = sig; v && *p;) {
+		char *end;
+		long i = strtol(p, &end, 10);
+
+		p = end + 1;
+		if (!ds->v[i].probe->mem)
+			continue;
+		v[*n].text = ds->v[i].call ? ds->v[i].call : "";
+		v[*n].classes = ds->v[i].probe->mem;
+		++*n;
+	}
+	return v;
+}
+
+/* -d ptx: what the agent would tell -v of a kernel's memory instructions */
+static void mem_note(void *arg, const char *kernel, const char *msg)
+{
+	fprintf(arg, "// gputrace: %s: %s\n", kernel, msg);
+}
+
 static void splice_group(const struct device_set *ds,
 			 const struct ptx_module *m, const struct group *g,
 			 const char *what, FILE *out)
@@ -168,7 +195,11 @@ static void splice_group(const struct device_set *ds,
 	bool has_entry, has_exit;
 	char *entry = calls(ds, g->sig, false, &has_entry);
 	char *exit = calls(ds, g->sig, true, &has_exit);
-	char err[256], *text = NULL;
+	char err[256], *text = NULL, *notes = NULL;
+	size_t nlen = 0;
+	FILE *nf = open_memstream(&notes, &nlen);
+	int nmem = 0;
+	struct ptx_mem_clause *mem = mem_clauses(ds, g->sig, &nmem);
 	struct ptx_splice_req req = {
 		.names = g->names,
 		.decls = ds->decls,
@@ -178,10 +209,18 @@ static void splice_group(const struct device_set *ds,
 		.flags = PTX_SPLICE_ONLY_MATCHED | PTX_SPLICE_PRUNE,
 		.min_major = PL_PTX_MIN_MAJOR,
 		.min_minor = PL_PTX_MIN_MINOR,
+		.mem = mem,
+		.nmem = nmem,
+		.note = nf ? mem_note : NULL,
+		.note_arg = nf,
 	};
-	int r = entry && exit ? ptx_splice(m, &req, &text, err, sizeof(err)) :
-		-ENOMEM;
+	int r = entry && exit && mem ?
+		ptx_splice(m, &req, &text, err, sizeof(err)) : -ENOMEM;
 
+	if (nf && !fclose(nf) && notes)
+		fputs(notes, out);
+	free(notes);
+	free(mem);
 	if (r < 0) {
 		fprintf(stderr, "gputrace: %s: %s: cannot splice: %s\n", what,
 			g->names[0], r == -ENOMEM ? "out of memory" : err);

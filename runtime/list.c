@@ -25,6 +25,8 @@ static const char *const fixed[] = {
 	"gpu:sample", "gpu:sample:GLOB", "gpu:sample:GLOB:PERIOD",
 	"gpu:kernel:GLOB:entry", "gpu:kernel:GLOB:exit",
 	"gpu:warp:GLOB:entry", "gpu:warp:GLOB:exit",
+	"gpu:mem:GLOB", "gpu:mem:GLOB:load", "gpu:mem:GLOB:store",
+	"gpu:mem:GLOB:shared",
 };
 
 static void collect(const char *path, void *arg)
@@ -66,11 +68,11 @@ static void kernel_line(const char *kind, const char *name,
 static void list_kernels(int pid, const char *cmd, const char *pattern,
 			 FILE *out)
 {
-	static const char *const kinds[] = { "kernel", "warp" };
+	static const char *const kinds[] = { "kernel", "warp", "mem" };
 	struct fatbin_kernels k = { 0 };
 
 	cuda_target_files(pid, cmd, collect, &k);
-	for (int t = 0; t < 2; t++)
+	for (int t = 0; t < 3; t++)
 		for (size_t i = 0; i < k.n; i++) {
 			char *dm = syms_demangle(k.v[i].name, true);
 

@@ -32,13 +32,14 @@ trap 'rm -rf "$T"' EXIT
 
 echo "building the workloads in $T ..."
 "$NVCC" -O2 -o "$T/gpuprog" tests/gpu/gpuprog.cu &
+"$NVCC" -O2 -lineinfo -o "$T/memprog" tests/gpu/mem.cu &
 "$NVCC" -O2 -arch=sm_90 -o "$T/graphs" tests/gpu/real/graphs.cu -lpthread &
 "$NVCC" -O2 -arch=sm_90 -o "$T/thrust_cub" tests/gpu/real/thrust_cub.cu &
 "$NVCC" -O2 -arch=sm_90 -o "$T/gemm" tests/gpu/real/gemm.cu -lcublas &
 "$NVCC" -O2 -arch=sm_90 -std=c++17 -o "$T/launch_forms" \
 	tests/gpu/real/launch_forms.cu -lcuda -lnvrtc -lpthread &
 wait
-for p in gpuprog graphs thrust_cub gemm launch_forms; do
+for p in gpuprog memprog graphs thrust_cub gemm launch_forms; do
 	[ -x "$T/$p" ] || { echo "building $p failed" >&2; exit 1; }
 done
 ln -s "$TOP/tools" "$T/tools"
@@ -60,6 +61,9 @@ cmd_of() {
 	kernelargs)	echo "gputrace -q -c './gpuprog multi' tools/kernelargs.gt" ;;
 	warpsample)	echo "gputrace -q -c './gpuprog vadd 262144 3' tools/warpsample.gt" ;;
 	gpustalls)	echo "gputrace -q -c './gemm 20' tools/gpustalls.gt" ;;
+	coalescing)	echo "gputrace -q -c './memprog' tools/coalescing.gt" ;;
+	memheat)	echo "gputrace -q -c './gpuprog vadd 16777216 3' tools/memheat.gt" ;;
+	bankconflicts)	echo "gputrace -q -c './memprog' tools/bankconflicts.gt" ;;
 	esac
 }
 

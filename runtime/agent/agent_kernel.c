@@ -366,7 +366,8 @@ static char *clause_text(const struct agent_kernel *k, bool exit)
 	for (int i = 0; i < agent.cfg.nclauses; i++) {
 		const struct agent_clause *c = &agent.cfg.clauses[i];
 
-		if (c->exit == exit && clause_matches(c, k) && c->call)
+		if (c->exit == exit && !c->mem && clause_matches(c, k) &&
+		    c->call)
 			n += strlen(c->call) + 1;
 	}
 	if (!n)
@@ -377,12 +378,39 @@ static char *clause_text(const struct agent_kernel *k, bool exit)
 	for (int i = 0; i < agent.cfg.nclauses; i++) {
 		const struct agent_clause *c = &agent.cfg.clauses[i];
 
-		if (c->exit == exit && clause_matches(c, k) && c->call) {
+		if (c->exit == exit && !c->mem && clause_matches(c, k) &&
+		    c->call) {
 			strcat(s, c->call);
 			strcat(s, "\n");
 		}
 	}
 	return s;
+}
+
+/* K's gpu:mem clauses (malloc'd, *N of them; NULL when out of memory). */
+static struct ptx_mem_clause *mem_clauses(const struct agent_kernel *k, int *n)
+{
+	struct ptx_mem_clause *v = calloc(agent.cfg.nclauses + 1, sizeof(*v));
+
+	*n = 0;
+	for (int i = 0; v && i < agent.cfg.nclauses; i++) {
+		const struct agent_clause *c = &agent.cfg.clauses[i];
+
+		if (c->mem && c->call && clause_matches(c, k)) {
+			v[*n].text = c->call;
+			v[*n].classes = c->mem;
+			++*n;
+		}
+	}
+	return v;
+}
+
+/* -v: a kernel's memory instructions gpu:mem leaves out, and why */
+static void mem_note(void *arg, const char *kernel, const char *msg)
+{
+	const struct agent_kernel *k = arg;
+
+	agent_debug("%s: %s", k->pretty, msg);
 }
 
 /* Attribute A of K's original on DEV into *V: false when unknown. */
@@ -505,6 +533,7 @@ void agent_inst_fit_smem(const struct agent_kernel *k,
 
 struct ilocal {
 	char *ptx, *out, *entry, *exit;
+	struct ptx_mem_clause *mem;
 	struct ptx_module *m;
 };
 
@@ -568,6 +597,14 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	req.min_major = (int)agent.cfg.ptx_major;
 	req.min_minor = (int)agent.cfg.ptx_minor;
 	req.maxnreg = reg_cap(k, dev);
+	l.mem = mem_clauses(k, &req.nmem);
+	req.mem = l.mem;
+	req.note = mem_note;
+	req.note_arg = k;
+	if (!l.mem) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
 	if (ptx_splice(l.m, &req, &l.out, err, sizeof(err)) <= 0) {
 		snprintf(why, whylen, "cannot splice the probes: %s",
 			 l.out ? "no kernel matched" : err);
@@ -604,6 +641,8 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	pthread_mutex_unlock(&klock);
 	in->launch_ns = (l.entry && strstr(l.entry, "%gt_launch_ns")) ||
 			(l.exit && strstr(l.exit, "%gt_launch_ns"));
+	for (int i = 0; i < req.nmem; i++)
+		in->launch_ns |= strstr(l.mem[i].text, "%gt_launch_ns") != NULL;
 	/* one id per mangled name: instantiations stay apart */
 	if (k->id < 0)
 		k->id = kernel_id(k->mangled);
@@ -631,6 +670,7 @@ out:
 	free(l.out);
 	free(l.entry);
 	free(l.exit);
+	free(l.mem);
 }
 
 static struct agent_inst *inst_in(struct agent_kernel *k, CUcontext ctx)

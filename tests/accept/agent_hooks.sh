@@ -256,6 +256,25 @@ for no2d in "" 1; do
 	grep -qx '@k\[vadd\]: 40' "$T/gt" ||
 		{ cat "$T/gt" "$T/gte"; fail "per-kernel count (no 2D copy: '$no2d')"; }
 done
+# gpu:mem through the agent: the config carries the clauses' classes,
+# the agent pastes a site before each global memory instruction of vadd
+# (as many as its PTX has: the probe's own use %gq_/%gt_ registers),
+# none for :shared, and ptxas takes the result
+FAKECUDA_PTX_OUT=$T/mem.ptx "$GT" -c "$T/prog $T/vadd.fatbin $VADD" \
+	-e 'gpu:mem:vadd { @s = hist(sectors); @p[addr >> 21] = count(); } gpu:mem:vadd:shared { @c = hist(conflicts); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gte"; fail "gputrace -c prog, gpu:mem"; }
+nmem=$(awk '/^\.visible \.entry/ { on = 1 } on' "$T/mem.ptx" |
+	grep -E '^[[:space:]]*(@!?%p[0-9]+[[:space:]]+)?(ld|st|atom|red)\.global' |
+	grep -vc '%g[qt]_')
+[ "$nmem" -gt 0 ] && [ "$(grep -c '// gputrace mem: insn' "$T/mem.ptx")" = "$nmem" ] &&
+	grep -q 'match.any.sync.b64' "$T/mem.ptx" && ! grep -q 'match.any.sync.b32' "$T/mem.ptx" ||
+	{ grep 'gputrace mem\|global' "$T/mem.ptx" | head; fail "gpu:mem: sites in the agent's splice"; }
+PTXAS=$(dirname "$NVCC")/ptxas
+if [ -x "$PTXAS" ]; then
+	tgt=$(sed -n 's/^\.target[[:space:]]*\([a-z_0-9]*\).*/\1/p' "$T/mem.ptx" | head -1)
+	"$PTXAS" -arch="$tgt" "$T/mem.ptx" -o /dev/null 2>"$T/px" ||
+		{ cat "$T/px"; fail "gpu:mem: ptxas on the agent's splice"; }
+fi
 "$GT" -c "sh -c true" -e 'gpu:kernel:vadd { @ = count(); }' >"$T/gt" 2>"$T/gte" ||
 	{ cat "$T/gte"; fail "gputrace -c sh"; }
 [ "$(grep -c 'WARNING: the target launched no CUDA kernel' "$T/gte")" = 1 ] ||

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Acceptance: -l lists the gpu: probes of a target's kernels, one line
-# per probe (gpu:kernel:NAME, gpu:warp:NAME, demangled without
+# per probe (gpu:kernel:NAME, gpu:warp:NAME, gpu:mem:NAME, demangled without
 # parameters), SASS-only kernels marked, PATTERN filtering every form:
 # a binary given after PATTERN (its kernels and those of the libraries
 # it needs: nvcc builds a SASS-only library), -c CMD, and -p PID (the
@@ -24,7 +24,8 @@ check() {	# check WHAT WANT: $T/out must be WANT
 
 "$GT" -l 'gpu:*' "$T/app" >"$T/out" 2>"$T/err" || { cat "$T/err"; exit 1; }
 check "-l BINARY" "gpu:kernel:sass_kernel (SASS only: sm_90)
-gpu:warp:sass_kernel (SASS only: sm_90)"
+gpu:warp:sass_kernel (SASS only: sm_90)
+gpu:mem:sass_kernel (SASS only: sm_90)"
 
 "$GT" -c "$T/app" -l 'gpu:warp:*' >"$T/out" 2>"$T/err" || { cat "$T/err"; exit 1; }
 check "-c CMD -l PATTERN" "gpu:warp:sass_kernel (SASS only: sm_90)"
@@ -34,7 +35,9 @@ check "-l '*stencil*' BINARY" \
 "gpu:kernel:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<float, 3>
 gpu:kernel:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>
 gpu:warp:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<float, 3>
-gpu:warp:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>"
+gpu:warp:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>
+gpu:mem:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<float, 3>
+gpu:mem:hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>"
 
 LD_LIBRARY_PATH=$FAKE "$STUB" -n 1 -k >/dev/null 2>&1 &
 wpid=$!

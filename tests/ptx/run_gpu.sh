@@ -30,7 +30,8 @@ done
 wait
 ${CC:-gcc} -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -I. -I"$CUDA/include" tests/ptx/gpu_check.c \
-	gpucode/ptx_read.c gpucode/ptx_splice.c gpucode/ptx_prune.c \
+	gpucode/ptx_read.c gpucode/ptx_splice.c gpucode/ptx_splice_mem.c \
+	gpucode/ptx_mem.c gpucode/ptx_prune.c \
 	-L"$CUDA/lib64/stubs" -lcuda -o "$T/gpu_check" || exit 1
 rc=0
 "$T/gpu_check" "$T/O" gpu || rc=1

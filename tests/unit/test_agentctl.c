@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gpucode/ptx.h"
 #include "probes/provider.h"
 #include "runtime/agentctl.h"
 #include "runtime/dryrun.h"
@@ -183,6 +184,7 @@ static bool same_config(const struct agent_config *a,
 		const struct agent_clause *x = &a->clauses[i], *y = &b->clauses[i];
 
 		if (x->id != y->id || x->warp != y->warp || x->exit != y->exit ||
+		    x->mem != y->mem ||
 		    strcmp(x->glob, y->glob) || strcmp(x->call, y->call))
 			return false;
 	}
@@ -241,6 +243,8 @@ static void test_config(void)
 	c.maps[M_L].lmin = -50;
 	free(c.clauses[0].glob);
 	c.clauses[0].glob = strdup("blob glob 3\n\nend\n");
+	/* a gpu:mem clause's classes travel in the warp field's high bits */
+	c.clauses[1].mem = PTX_MEM_SHARED | PTX_MEM_STORE;
 	CHECK(!agent_config_write(&c, path), "config/write");
 	ok = !agent_config_read(path, &r);
 	CHECK(ok && same_config(&c, &r), "config/round trip");
