@@ -42,7 +42,7 @@
 
 /* ------------------------------------------------------ configuration -- */
 
-static uint32_t kind_of(const struct map_sym *m)
+static uint32_t kind_of(const struct map_sym *m, bool host)
 {
 	static const uint32_t k[] = {
 		[AGG_COUNT] = DEVRT_K_COUNT, [AGG_SUM] = DEVRT_K_SUM,
@@ -52,7 +52,7 @@ static uint32_t kind_of(const struct map_sym *m)
 		[AGG_SMLOAD] = DEVRT_K_SMLOAD,
 	};
 
-	if (!m->device || !m->val)
+	if ((!m->device && !host) || !m->val)
 		return DEVRT_K_NONE;
 	if (m->val->kind != T_AGG)
 		return DEVRT_K_PLAIN;
@@ -66,12 +66,13 @@ static uint32_t kind_of(const struct map_sym *m)
  * lookup sees the one copy; smload without key DEVRT_SMLOAD_SHARDS (a
  * cache line per SM), with key one: its words are per SM already.
  */
-static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
+static int map_desc(const struct map_sym *m, bool host,
+		    struct devrt_map_desc *d)
 {
 	struct devrt_map_desc t;
 
 	memset(d, 0, sizeof(*d));
-	d->kind = kind_of(m);
+	d->kind = kind_of(m, host);
 	if (d->kind == DEVRT_K_NONE) {
 		d->nshards = d->capacity = 1;
 		return 0;
@@ -110,6 +111,30 @@ static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
 	return 0;
 }
 
+/* The host programs of H into C (docs/hostpath.md). */
+static int copy_host(const struct agent_config *h, struct agent_config *c)
+{
+	if (!h->nhprogs)
+		return 0;
+	c->hmaps = calloc(h->nhmaps + 1, sizeof(*c->hmaps));
+	c->hprogs = calloc(h->nhprogs + 1, sizeof(*c->hprogs));
+	if (!c->hmaps || !c->hprogs)
+		return -ENOMEM;
+	memcpy(c->hmaps, h->hmaps, h->nhmaps * sizeof(*c->hmaps));
+	c->nhmaps = h->nhmaps;
+	for (; c->nhprogs < h->nhprogs; c->nhprogs++) {
+		const struct agent_hprog *s = &h->hprogs[c->nhprogs];
+		struct agent_hprog *d = &c->hprogs[c->nhprogs];
+
+		*d = *s;
+		d->insns = malloc(s->ninsns * sizeof(*d->insns) + 1);
+		if (!d->insns)
+			return -ENOMEM;
+		memcpy(d->insns, s->insns, s->ninsns * sizeof(*d->insns));
+	}
+	return 0;
+}
+
 int agentctl_build(const struct unit *u, const struct device_set *ds,
 		   const struct agentctl_opts *o, struct agent_config *c)
 {
@@ -140,14 +165,17 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 	for (const struct map_sym *m = u->maps; m; m = m->next) {
 		if (m->index < 0 || m->index >= u->nmaps)
 			continue;
-		if (map_desc(m, &c->maps[m->index])) {
+		if (map_desc(m, o->host_maps && o->host_maps[m->index],
+			     &c->maps[m->index])) {
 			fprintf(stderr, "gputrace: %s: cannot be kept on the GPU (key of %d bytes)\n",
 				m->name, m->key ? m->key->size : 0);
 			agent_config_free(c);
 			return -EINVAL;
 		}
 	}
-	for (int i = 0; i < ds->n; i++) {
+	if (o->host && copy_host(o->host, c))
+		goto nomem;
+	for (int i = 0; ds && i < ds->n; i++) {
 		const struct device_probe *p = &ds->v[i];
 		struct agent_clause *cl = &c->clauses[c->nclauses++];
 
@@ -352,6 +380,13 @@ const char *agentctl_sock(const struct agentctl *ac)
 const char *agentctl_lib(const struct agentctl *ac)
 {
 	return ac->lib;
+}
+
+void agentctl_set_host(struct agentctl *ac, const struct agent_config *host,
+		       const bool *host_maps)
+{
+	ac->o.host = host;
+	ac->o.host_maps = host_maps;
 }
 
 void agentctl_set_completes(struct agentctl *ac, const char *const *globs,

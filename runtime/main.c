@@ -24,6 +24,7 @@
 #include "runtime/inject.h"
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
+#include "runtime/hostpath.h"
 #include "runtime/list.h"
 #include "runtime/prompt.h"
 #include "runtime/session.h"
@@ -267,7 +268,9 @@ int main(int argc, char **argv)
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
-	int c, ret = 1, ncomplete;
+	int c, ret = 1, ncomplete, nhost = 0;
+	struct agent_config hcfg = { 0 };
+	bool *host_maps = NULL;
 
 	setlocale(LC_CTYPE, "");
 	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
@@ -402,7 +405,7 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (needs_agent(prog)) {
+		if (needs_agent(prog) || hostpath_wanted(prog)) {
 			struct agentctl_opts ao = { .verbose = sopts.verbose };
 
 			if (agentctl_open(&ao, &ac))
@@ -451,7 +454,17 @@ int main(int argc, char **argv)
 		}
 	}
 	ncomplete = cuda_complete_globs(&obj, &cglobs);
-	if (ac && (have_ds || ncomplete)) {
+	/* cuda: clauses the agent runs in the target (docs/hostpath.md) */
+	if (ac) {
+		host_maps = calloc(u->nmaps + 1, sizeof(*host_maps));
+		if (!host_maps ||
+		    (nhost = hostpath_select(&obj, u, sopts.verbose, &hcfg,
+					     host_maps)) < 0)
+			goto out;
+		if (nhost)
+			agentctl_set_host(ac, &hcfg, host_maps);
+	}
+	if (ac && (have_ds || ncomplete || nhost)) {
 		agentctl_set_completes(ac, cglobs, ncomplete);
 		if (agentctl_configure(ac, u, &ds))
 			goto out;
@@ -482,6 +495,8 @@ out:
 		child_kill(&child);
 	agentctl_free(ac);
 	free(dry_lib);
+	agent_config_free(&hcfg);
+	free(host_maps);
 	if (have_ds)
 		device_set_free(&ds);
 	if (o.f && o.f != stdout)

@@ -414,7 +414,7 @@ static int attach_range(struct session *s, bool fired, bool verbose)
 
 		if (!p->prov->fire != !fired)
 			continue;
-		if (p->prov->device && s->ac)
+		if ((p->prov->device && s->ac) || p->in_agent)
 			continue;	/* the agent installs it */
 		if (p->prov->attach(p, s->obj->progs[k].fd, err, sizeof(err))) {
 			fprintf(stderr, "gputrace: %s: %s\n", p->name, err);

@@ -119,6 +119,7 @@ EXPORT int gputrace_attach(const char *sock)
 	agent_fork_handler_once();
 	agent.attached = true;
 	agent.detached = 0;
+	agent_host_init();
 	agent.active = true;
 	pid = (uint32_t)agent.pid;
 	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));

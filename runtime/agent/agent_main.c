@@ -408,6 +408,7 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_report("cannot map the segment (fd %s): %s; device maps "
 			     "will not be collected", seg, strerror(-r));
 	agent_fork_handler_once();
+	agent_host_init();
 	agent.active = true;
 	pid = (uint32_t)agent.pid;
 	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
