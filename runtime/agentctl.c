@@ -442,6 +442,9 @@ void agentctl_warn_idle(const struct agentctl *ac)
 	if (!ac)
 		return;
 	if (!cuda) {
+		/* host clauses alone (docs/hostpath.md): nothing to say */
+		if (!ac->cfg.nclauses && !ac->cfg.ncompletes)
+			return;
 		fprintf(stderr, "gputrace: WARNING: the target launched no CUDA "
 			"kernel (did it load the CUDA driver?): no gpu: probe "
 			"could fire\n");

@@ -27,8 +27,29 @@ bool hostpath_off(void)
 	return e && *e && strcmp(e, "0");
 }
 
+/* Whether the tree at N takes a stack (ustack, kstack). */
+static bool takes_stack(const struct node *n)
+{
+	for (; n; n = n->next) {
+		if (n->str && (!strcmp(n->str, "ustack") ||
+			       !strcmp(n->str, "kstack")))
+			return true;
+		if (takes_stack(n->a) || takes_stack(n->b) ||
+		    takes_stack(n->c) || takes_stack(n->args))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The agent is started for cuda:launch clauses, unless a cuda: clause
+ * takes a stack: the agent's wrappers sit between the program and the
+ * driver, so a kernel uprobe's stack would show them (the stacks stay
+ * as they are without the agent).
+ */
 bool hostpath_wanted(const struct program *prog)
 {
+	bool launch = false;
 	char ev[64];
 
 	if (hostpath_off())
@@ -37,12 +58,14 @@ bool hostpath_wanted(const struct program *prog)
 		for (const struct attach *a = c->aps; a; a = a->next) {
 			if (strncmp(a->text, "cuda:", 5))
 				continue;
+			if (takes_stack(c->pred) || takes_stack(c->body))
+				return false;
 			snprintf(ev, sizeof(ev), "%.*s",
 				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
 			if (!fnmatch(ev, "launch", 0))
-				return true;
+				launch = true;
 		}
-	return false;
+	return launch;
 }
 
 static const struct map_sym *sym_of(const struct unit *u, int index)

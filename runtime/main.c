@@ -464,7 +464,8 @@ int main(int argc, char **argv)
 		if (nhost)
 			agentctl_set_host(ac, &hcfg, host_maps);
 	}
-	if (ac && (have_ds || ncomplete || nhost)) {
+	/* the agent was started: it reads a configuration, even empty */
+	if (ac) {
 		agentctl_set_completes(ac, cglobs, ncomplete);
 		if (agentctl_configure(ac, u, &ds))
 			goto out;
