@@ -226,13 +226,12 @@ struct run {
 	int nvals;
 };
 
-/* Host pointer for N bytes at ADDR, or NULL when no region holds them. */
-static void *mem(struct run *r, uint64_t addr, uint64_t n, bool write)
+/* Host pointer for N bytes at ADDR, or NULL when no region holds them:
+ * the context (read only) or a map value of this run. */
+static void *mem_other(struct run *r, uint64_t addr, uint64_t n, bool write)
 {
-	uint64_t s = (uintptr_t)r->stack, c = (uintptr_t)r->ctx;
+	uint64_t c = (uintptr_t)r->ctx;
 
-	if (addr >= s && addr - s <= HBPF_STACK && n <= HBPF_STACK - (addr - s))
-		return (void *)(uintptr_t)addr;
 	if (!write && r->ctx && addr >= c && addr - c <= r->p->ctx_size &&
 	    n <= r->p->ctx_size - (addr - c))
 		return (void *)(uintptr_t)addr;
@@ -244,6 +243,18 @@ static void *mem(struct run *r, uint64_t addr, uint64_t n, bool write)
 			return (void *)(uintptr_t)addr;
 	}
 	return NULL;
+}
+
+/* Host pointer for N bytes at ADDR, or NULL when no region holds them. */
+static inline __attribute__((always_inline)) void *
+mem(struct run *r, uint64_t addr, uint64_t n, bool write)
+{
+	uint64_t s = (uintptr_t)r->stack;
+
+	if (__builtin_expect(addr - s <= HBPF_STACK &&
+			     n <= HBPF_STACK - (addr - s), 1))
+		return (void *)(uintptr_t)addr;
+	return mem_other(r, addr, n, write);
 }
 
 static int map_of(const struct run *r, uint64_t reg)
@@ -441,24 +452,69 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 {
 	uint64_t stack[HBPF_STACK / 8], reg[11] = { 0 };
 	const struct bpf_insn *v = p->insns;
-	struct run r = { .p = p, .stack = (uint8_t *)stack, .ctx = ctx };
 	static const struct hbpf_ops none;
+	const size_t end = p->n;
 	size_t pc = 0;
 	long budget = HBPF_BUDGET;
+	struct run r;
 
+	/* not the value ring: it is read only below nvals */
+	r.p = p;
+	r.stack = (uint8_t *)stack;
+	r.ctx = ctx;
+	r.nvals = 0;
 	if (!ops)
 		ops = &none;
 	reg[1] = (uintptr_t)ctx;
 	reg[10] = (uintptr_t)stack + HBPF_STACK;
-	while (pc < p->n) {
+	while (pc < end) {
 		const struct bpf_insn *in = &v[pc];
 		uint8_t c = in->code, cls = BPF_CLASS(c), op = BPF_OP(c);
 		uint64_t src, *d = &reg[in->dst_reg];
 		int n;
 		void *a;
 
-		if (--budget < 0)
+		if (__builtin_expect(--budget < 0, 0))
 			return -E2BIG;
+		/* the instructions codegen emits most, without the general
+		 * decoding; stack accesses checked against the stack only */
+		switch (c) {
+		case BPF_LDX | BPF_MEM | BPF_DW:
+			a = mem(&r, reg[in->src_reg] + (int64_t)in->off, 8, false);
+			if (!a)
+				return -EFAULT;
+			memcpy(d, a, 8);
+			pc++;
+			continue;
+		case BPF_STX | BPF_MEM | BPF_DW:
+		case BPF_ST | BPF_MEM | BPF_DW:
+			src = c == (BPF_ST | BPF_MEM | BPF_DW) ?
+			      (uint64_t)(int64_t)in->imm : reg[in->src_reg];
+			a = mem(&r, *d + (int64_t)in->off, 8, true);
+			if (!a)
+				return -EFAULT;
+			memcpy(a, &src, 8);
+			pc++;
+			continue;
+		case BPF_ALU64 | BPF_MOV | BPF_X:
+			*d = reg[in->src_reg];
+			pc++;
+			continue;
+		case BPF_ALU64 | BPF_MOV | BPF_K:
+			*d = (uint64_t)(int64_t)in->imm;
+			pc++;
+			continue;
+		case BPF_ALU64 | BPF_ADD | BPF_K:
+			*d += (uint64_t)(int64_t)in->imm;
+			pc++;
+			continue;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += 1 + (*d == (uint64_t)(int64_t)in->imm ? in->off : 0);
+			continue;
+		case BPF_JMP | BPF_JA:
+			pc += 1 + in->off;
+			continue;
+		}
 		src = BPF_SRC(c) == BPF_X ? reg[in->src_reg] :
 		      (uint64_t)(int64_t)in->imm;
 		switch (cls) {

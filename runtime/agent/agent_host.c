@@ -48,6 +48,7 @@ struct hthread {
 	bool have_comm;
 	struct {
 		uint64_t handle;
+		bool unknown;		/* a record without a name */
 		uint8_t val[NAMES_VALUE];
 	} names[NAMES_CACHE];
 };
@@ -79,12 +80,20 @@ static uint8_t *slot_at(const struct himg *h, uint32_t i)
 	return h->data + DEVRT_LINE + (uint64_t)i * h->d.slot_bytes;
 }
 
+/* Keys are 8-aligned words on the program's stack: hashed a word at a
+ * time (any hash will do: the tracer reads every slot). */
 static uint64_t hash_key(const void *k, size_t n)
 {
 	const uint8_t *p = k;
-	uint64_t h = KNAME_FNV_OFF;
+	uint64_t h = KNAME_FNV_OFF, w;
+	size_t i;
 
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
 		h = (h ^ p[i]) * KNAME_FNV_PRIME;
 	return h ^ (h >> 29);
 }
@@ -202,11 +211,16 @@ static void *names_lookup(struct hthread *t, uint64_t handle)
 	uint64_t bits = 0;
 
 	if (t->names[c].handle == handle && handle)
-		return t->names[c].val;
+		return t->names[c].unknown ? NULL : t->names[c].val;
 	k = agent_kernel_get((uintptr_t)handle);
+	if (!k)
+		return NULL;
 	/* a handle whose name nobody could tell: "unknown", as the
-	 * kernel path's names map has no entry for it */
-	if (!k || !k->mangled || !k->mangled[0])
+	 * kernel path's names map has no entry for it (a record's name
+	 * does not change) */
+	t->names[c].handle = handle;
+	t->names[c].unknown = !k->mangled || !k->mangled[0];
+	if (t->names[c].unknown)
 		return NULL;
 	memset(t->names[c].val, 0, NAMES_VALUE);
 	kname_key(t->names[c].val, 64, k->mangled);
