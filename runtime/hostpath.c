@@ -47,13 +47,11 @@ static bool takes_stack(const struct node *n)
  * driver, so a kernel uprobe's stack would show them (the stacks stay
  * as they are without the agent).
  */
-bool hostpath_wanted(const struct program *prog)
+bool hostpath_wanted(const struct program *prog, bool verbose)
 {
 	bool launch = false;
 	char ev[64];
 
-	if (hostpath_off())
-		return false;
 	for (const struct clause *c = prog->clauses; c; c = c->next)
 		for (const struct attach *a = c->aps; a; a = a->next) {
 			if (strncmp(a->text, "cuda:", 5))
@@ -65,6 +63,12 @@ bool hostpath_wanted(const struct program *prog)
 			if (!fnmatch(ev, "launch", 0))
 				launch = true;
 		}
+	if (launch && hostpath_off()) {
+		if (verbose)
+			fprintf(stderr, "gputrace: %s=1: cuda: clauses run as kernel uprobes\n",
+				HOSTPATH_ENV_UPROBES);
+		return false;
+	}
 	return launch;
 }
 
@@ -158,12 +162,17 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 
 		if (in->code == (BPF_JMP | BPF_CALL) &&
 		    (in->imm == BPF_FUNC_map_delete_elem ||
-		     in->imm == BPF_FUNC_ringbuf_output)) {
+		     in->imm == BPF_FUNC_ringbuf_output ||
+		     in->imm == BPF_FUNC_ringbuf_reserve)) {
 			snprintf(why, len, "%s is not in the agent yet",
 				 in->imm == BPF_FUNC_map_delete_elem ?
 				 "delete()" : "an event (printf, print...)");
 			goto out;
 		}
+	}
+	for (size_t i = 0; i < prog->ninsns; i++) {
+		const struct bpf_insn *in = &prog->insns[i];
+
 		if (in->code != (BPF_LD | BPF_IMM | BPF_DW) ||
 		    in->src_reg != BPF_PSEUDO_MAP_FD)
 			continue;
@@ -206,12 +215,8 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 	}
 	if (!sh)
 		return 0;
-	if (hostpath_off()) {
-		if (verbose)
-			fprintf(stderr, "gputrace: %s=1: cuda: clauses run as kernel uprobes\n",
-				HOSTPATH_ENV_UPROBES);
+	if (hostpath_off())
 		return 0;
-	}
 	hc->hmaps = calloc(obj->nmaps + 1, sizeof(*hc->hmaps));
 	hc->hprogs = calloc(obj->nprogs + 1, sizeof(*hc->hprogs));
 	if (!hc->hmaps || !hc->hprogs)

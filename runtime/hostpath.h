@@ -19,8 +19,12 @@ struct program;
 
 /* GPUTRACE_CUDA_UPROBES is set (and not 0): every clause on the kernel. */
 bool hostpath_off(void);
-/* PROG has clauses that may run in the agent (cuda:launch). */
-bool hostpath_wanted(const struct program *prog);
+/*
+ * PROG has clauses that may run in the agent (cuda:launch), none of its
+ * cuda: clauses takes a stack, and GPUTRACE_CUDA_UPROBES is not set
+ * (VERBOSE: then says so).
+ */
+bool hostpath_wanted(const struct program *prog, bool verbose);
 /*
  * Pick the clause programs of OBJ that run in the agent (probe->in_agent
  * set; -v says which clause runs where), and fill HC's nhmaps, hmaps,

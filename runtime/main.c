@@ -405,7 +405,7 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (needs_agent(prog) || hostpath_wanted(prog)) {
+		if (hostpath_wanted(prog, sopts.verbose) || needs_agent(prog)) {
 			struct agentctl_opts ao = { .verbose = sopts.verbose };
 
 			if (agentctl_open(&ao, &ac))
