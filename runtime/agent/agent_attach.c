@@ -93,6 +93,7 @@ EXPORT int gputrace_attach(const char *sock)
 		agent_session_reset();
 		agent_kernel_reset();
 		agent_ctx_reset();
+		agent_host_reset();
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
 	r = agent_config_read(path, &agent.cfg);

@@ -61,16 +61,24 @@ struct hrun {
 	const void *cfg;	/* cuLaunchKernelEx's config */
 };
 
-static struct hbpf_map *hmaps;
-static struct hbpf_prog *progs;		/* verified ones only */
-static uint32_t *prog_entry;
-static int nprogs;
-static bool by_entry[AGENT_HE_END_];
+/* One session's programs: replaced whole (-p re-attach), never freed,
+ * since a thread may be running one. */
+struct hset {
+	struct hbpf_map *hmaps;
+	struct hbpf_prog *progs;	/* verified ones only */
+	uint32_t *entry;
+	int nprogs;
+	bool by_entry[AGENT_HE_END_];
+};
+
+static struct hset *cur;
 static struct hthread *threads;
 static int nthreads;
 static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread struct hthread *me;
 static __thread pid_t me_pid;
+static __thread int me_gen;
+static int gen;			/* sessions (-p re-attach) */
 /* kernels whose names were sent (KNAME), by hash: insert only */
 static uint64_t *told;
 static size_t ntold;
@@ -174,8 +182,10 @@ static struct hthread *thread_new(void)
 /* This thread's state (a fork child starts its own: pids changed). */
 static struct hthread *self(void)
 {
-	if (me && me_pid == agent.pid)
+	if (me && me_pid == agent.pid &&
+	    me_gen == __atomic_load_n(&gen, __ATOMIC_ACQUIRE))
 		return me;
+	me_gen = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
 	me = thread_new();
 	me_pid = agent.pid;
 	return me;
@@ -383,55 +393,84 @@ static const struct hbpf_ops ops = {
 
 /* ------------------------------------------------------------ setup -- */
 
+/*
+ * A new session (-p attached again): the last one's programs and counts
+ * go.  A thread may be in a program right now, so nothing is freed: the
+ * old images leave the list and each thread starts new ones.
+ */
+void agent_host_reset(void)
+{
+	pthread_mutex_lock(&host_lock);
+	threads = NULL;
+	nthreads = 0;
+	ntold = 0;
+	__atomic_store_n(&cur, NULL, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&host_lock);
+}
+
 void agent_host_init(void)
 {
 	const struct agent_config *c = &agent.cfg;
+	struct hset *h;
 	char err[256];
 
 	if (!c->nhprogs)
 		return;
-	hmaps = calloc(c->nhmaps, sizeof(*hmaps));
-	progs = calloc(c->nhprogs, sizeof(*progs));
-	prog_entry = calloc(c->nhprogs, sizeof(*prog_entry));
-	if (!hmaps || !progs || !prog_entry) {
+	h = calloc(1, sizeof(*h));
+	if (h) {
+		h->hmaps = calloc(c->nhmaps, sizeof(*h->hmaps));
+		h->progs = calloc(c->nhprogs, sizeof(*h->progs));
+		h->entry = calloc(c->nhprogs, sizeof(*h->entry));
+	}
+	if (!h || !h->hmaps || !h->progs || !h->entry) {
 		agent_report("out of memory: host clauses do not run");
 		return;
 	}
 	for (int i = 0; i < c->nhmaps; i++) {
-		hmaps[i].key_size = c->hmaps[i].key_size;
-		hmaps[i].value_size = c->hmaps[i].value_size;
-		hmaps[i].ring = c->hmaps[i].role == AGENT_HM_EVENTS;
+		h->hmaps[i].key_size = c->hmaps[i].key_size;
+		h->hmaps[i].value_size = c->hmaps[i].value_size;
+		h->hmaps[i].ring = c->hmaps[i].role == AGENT_HM_EVENTS;
 	}
 	for (int i = 0; i < c->nhprogs; i++) {
-		struct hbpf_prog *p = &progs[nprogs];
+		struct hbpf_prog *p = &h->progs[h->nprogs];
 
-		p->insns = c->hprogs[i].insns;
+		struct bpf_insn *v = malloc(c->hprogs[i].ninsns * sizeof(*v));
+
+		/* ours: the config goes at a re-attach, a run may not */
+		if (!v)
+			continue;
+		memcpy(v, c->hprogs[i].insns, c->hprogs[i].ninsns * sizeof(*v));
+		p->insns = v;
 		p->n = c->hprogs[i].ninsns;
-		p->maps = hmaps;
+		p->maps = h->hmaps;
 		p->nmaps = c->nhmaps;
 		p->ctx_size = sizeof(struct pt_regs);
 		if (hbpf_verify(p, NULL, err, sizeof(err))) {
 			agent_report("host clause %d refused: %s", i, err);
+			free(v);
 			continue;
 		}
-		prog_entry[nprogs++] = c->hprogs[i].entry;
-		by_entry[c->hprogs[i].entry] = true;
+		h->entry[h->nprogs++] = c->hprogs[i].entry;
+		h->by_entry[c->hprogs[i].entry] = true;
 	}
-	agent_debug("%d host clauses run in the agent", nprogs);
+	agent_debug("%d host clauses run in the agent", h->nprogs);
+	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------- runs -- */
 
-static void run_entry(uint32_t e, struct hrun *r, const struct pt_regs *regs)
+static void run_entry(const struct hset *h, uint32_t e, struct hrun *r,
+		      const struct pt_regs *regs)
 {
 	uint64_t ret;
 
-	for (int i = 0; i < nprogs; i++) {
+	for (int i = 0; i < h->nprogs; i++) {
 		int err;
 
-		if (prog_entry[i] != e)
+		if (h->entry[i] != e)
 			continue;
-		err = hbpf_run(&progs[i], &ops, r, regs, &ret);
+		err = hbpf_run(&h->progs[i], &ops, r, regs, &ret);
 		if (err)
 			agent_report_once("a host clause stopped: %s",
 					  err == -E2BIG ? "too many instructions" :
@@ -446,15 +485,16 @@ void agent_host_launch(const struct agent_launch *l)
 		[AGENT_L_EX] = { AGENT_HE_EX, AGENT_HE_EX_PTSZ },
 		[AGENT_L_COOP] = { AGENT_HE_COOP, AGENT_HE_COOP_PTSZ },
 	};
+	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
 	uint64_t stack[6];
 	struct pt_regs regs;
 	struct hrun r;
 	uint32_t e;
 
-	if ((unsigned)l->form > AGENT_L_COOP)
+	if (!h || (unsigned)l->form > AGENT_L_COOP)
 		return;
 	e = entry[l->form][l->ptsz ? 1 : 0];
-	if (!by_entry[e] || !(r.t = self()))
+	if (!h->by_entry[e] || !(r.t = self()))
 		return;
 	memset(&regs, 0, sizeof(regs));
 	/* at entry, [sp] is the return address, argument 6 + i at sp + 8 + 8i */
@@ -482,7 +522,7 @@ void agent_host_launch(const struct agent_launch *l)
 	r.stack = stack;
 	r.stack_len = sizeof(stack);
 	r.cfg = l->form == AGENT_L_EX ? l->config : NULL;
-	run_entry(e, &r, &regs);
+	run_entry(h, e, &r, &regs);
 }
 
 /* ------------------------------------------------------- snapshots -- */

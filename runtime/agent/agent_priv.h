@@ -603,6 +603,8 @@ CUresult agent_launch(const struct agent_launch *l) AGENT_HIDDEN;
 
 /* After the config is read: verify the host programs. */
 void agent_host_init(void) AGENT_HIDDEN;
+/* -p attached again: the last session's programs and maps go. */
+void agent_host_reset(void) AGENT_HIDDEN;
 /* At a launch's hook, before the driver: run the entry's programs. */
 void agent_host_launch(const struct agent_launch *l) AGENT_HIDDEN;
 /* Images the next snapshot writes, and writing them (images J.. of H,
