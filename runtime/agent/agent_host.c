@@ -42,6 +42,8 @@ struct himg {
 struct hthread {
 	struct hthread *next;
 	struct himg *imgs;		/* per host map; data NULL: not AGG */
+	struct agent_hmap *hm;		/* the maps, as configured then */
+	int nimgs;
 	uint64_t pid_tgid;
 	uint64_t lost;			/* .lost's value for this thread */
 	char comm[16];
@@ -146,11 +148,16 @@ static struct hthread *thread_new(void)
 
 	if (!t)
 		return NULL;
-	t->imgs = calloc(agent.cfg.nhmaps, sizeof(*t->imgs));
-	if (!t->imgs) {
+	t->imgs = calloc(agent.cfg.nhmaps + 1, sizeof(*t->imgs));
+	t->hm = calloc(agent.cfg.nhmaps + 1, sizeof(*t->hm));
+	if (!t->imgs || !t->hm) {
+		free(t->imgs);
+		free(t->hm);
 		free(t);
 		return NULL;
 	}
+	t->nimgs = agent.cfg.nhmaps;
+	memcpy(t->hm, agent.cfg.hmaps, t->nimgs * sizeof(*t->hm));
 	for (int i = 0; i < agent.cfg.nhmaps; i++) {
 		const struct agent_hmap *m = &agent.cfg.hmaps[i];
 		struct himg *h = &t->imgs[i];
@@ -165,6 +172,7 @@ static struct hthread *thread_new(void)
 			for (int k = 0; k < i; k++)
 				free(t->imgs[k].data);
 			free(t->imgs);
+			free(t->hm);
 			free(t);
 			return NULL;
 		}
@@ -246,8 +254,11 @@ static void *names_lookup(struct hthread *t, uint64_t handle)
 static void *h_lookup(void *arg, int map, const void *key)
 {
 	struct hrun *r = arg;
-	const struct agent_hmap *m = &agent.cfg.hmaps[map];
+	const struct agent_hmap *m = &r->t->hm[map];
 	struct himg *h = &r->t->imgs[map];
+
+	if (map >= r->t->nimgs)		/* a re-attach between the two */
+		return NULL;
 	uint64_t *w, b = 0;
 
 	switch (m->role) {
@@ -274,8 +285,11 @@ static long h_update(void *arg, int map, const void *key, const void *val,
 		     uint64_t flags)
 {
 	struct hrun *r = arg;
-	const struct agent_hmap *m = &agent.cfg.hmaps[map];
+	const struct agent_hmap *m = &r->t->hm[map];
 	struct himg *h = &r->t->imgs[map];
+
+	if (map >= r->t->nimgs)		/* a re-attach between the two */
+		return -EINVAL;
 	uint64_t *w, b = 0;
 
 	if (m->role == AGENT_HM_LOST) {
@@ -533,7 +547,7 @@ uint32_t agent_host_nimages(void)
 
 	pthread_mutex_lock(&host_lock);
 	for (struct hthread *t = threads; t; t = t->next)
-		for (int i = 0; i < agent.cfg.nhmaps; i++)
+		for (int i = 0; i < t->nimgs; i++)
 			n += t->imgs[i].data != NULL;
 	pthread_mutex_unlock(&host_lock);
 	return n;
@@ -546,7 +560,7 @@ int agent_host_write(struct agent_seg_hdr *h, uint32_t *j, uint32_t n,
 
 	pthread_mutex_lock(&host_lock);
 	for (struct hthread *t = threads; t && !ret; t = t->next)
-		for (int i = 0; i < agent.cfg.nhmaps && *j < n; i++) {
+		for (int i = 0; i < t->nimgs && *j < n; i++) {
 			const struct himg *m = &t->imgs[i];
 			size_t bytes;
 
@@ -559,7 +573,7 @@ int agent_host_write(struct agent_seg_hdr *h, uint32_t *j, uint32_t n,
 			}
 			memcpy(agent.seg + *off, m->data, bytes);
 			h->images[*j] = (struct agent_seg_map){
-				.map = agent.cfg.hmaps[i].devmap, .gpu = 0,
+				.map = t->hm[i].devmap, .gpu = 0,
 				.offset = *off, .bytes = bytes, .desc = m->d,
 			};
 			(*j)++;
