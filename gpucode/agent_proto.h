@@ -146,6 +146,7 @@ enum agent_msg_type {
 	AGENT_MSG_KHANDLE,	/* agent (-p): u64 handle, mangled name: a kernel
 				 * handle first launched since the attach */
 	AGENT_MSG_KHANDLE_ACK,	/* tracer: its name is known to cuda:launch (seq) */
+	AGENT_MSG_HLOST,	/* agent: u64 events its host clauses lost so far */
 };
 
 /*

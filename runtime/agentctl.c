@@ -827,6 +827,15 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 	case AGENT_MSG_PRINTF:
 		deliver_printf(ac, pl, m.len);
 		break;
+	case AGENT_MSG_HLOST:
+		if (m.len >= 8) {
+			uint64_t v;
+
+			memcpy(&v, pl, 8);
+			if (v > c->host_lost)
+				c->host_lost = v;
+		}
+		break;
 	case AGENT_MSG_BYE:
 		if (!c->bye && m.len >= 4)
 			seg_copy(ac, c, m.seq, region);
@@ -1080,6 +1089,9 @@ uint64_t agentctl_lost(struct agentctl *ac)
 				most = ac->imgs[j].drops;
 		total += most;
 	}
+	/* and the events host clauses in the agent lost */
+	for (int i = 0; i < ac->nconns; i++)
+		total += ac->conns[i].host_lost;
 	d = total > ac->lost_seen ? total - ac->lost_seen : 0;
 	if (total > ac->lost_seen)
 		ac->lost_seen = total;

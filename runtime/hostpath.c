@@ -127,8 +127,8 @@ static int entry_of(const char *func)
  * NULL; WHY holds the text.
  */
 static const char *refuse(const struct gt_bpf_prog *prog,
-			  const struct agent_hmap *hm, int nmaps, char *why,
-			  size_t len)
+			  const struct agent_hmap *hm, int nmaps,
+			  bool printf_only, char *why, size_t len)
 {
 	const struct probe *p = prog->probe;
 	const struct cuda_priv *pv = p->priv;
@@ -162,11 +162,12 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 
 		if (in->code == (BPF_JMP | BPF_CALL) &&
 		    (in->imm == BPF_FUNC_map_delete_elem ||
-		     in->imm == BPF_FUNC_ringbuf_output ||
-		     in->imm == BPF_FUNC_ringbuf_reserve)) {
+		     in->imm == BPF_FUNC_ringbuf_reserve ||
+		     (in->imm == BPF_FUNC_ringbuf_output && !printf_only))) {
 			snprintf(why, len, "%s is not in the agent yet",
 				 in->imm == BPF_FUNC_map_delete_elem ?
-				 "delete()" : "an event (printf, print...)");
+				 "delete()" : in->imm == BPF_FUNC_ringbuf_reserve ?
+				 "join()" : "an event other than printf (print, exit, time...)");
 			goto out;
 		}
 	}
@@ -178,7 +179,9 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 			continue;
 		if (in->imm < 0 || in->imm >= nmaps ||
 		    (hm[in->imm].role != AGENT_HM_AGG &&
-		     hm[in->imm].role != AGENT_HM_NAMES)) {
+		     hm[in->imm].role != AGENT_HM_NAMES &&
+		     !(printf_only && (hm[in->imm].role == AGENT_HM_EVENTS ||
+				       hm[in->imm].role == AGENT_HM_LOST)))) {
 			snprintf(why, len, "map %d is not an aggregation the agent keeps",
 				 in->imm);
 			goto out;
@@ -202,10 +205,20 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 		    bool verbose, struct agent_config *hc, bool *host_maps)
 {
 	const struct cuda_shared *sh = NULL;
+	bool printf_only = true;
 	char why[300];
 	int n = 0;
 
 	memset(hc, 0, sizeof(*hc));
+	/*
+	 * The agent's events reach the tracer as printf records (checked
+	 * and formatted like device printf): a program whose events are
+	 * all printf may send them from the agent; one event of another
+	 * kind anywhere keeps every clause that sends events on the kernel.
+	 */
+	for (int i = 0; i < u->nevents; i++)
+		if (u->events[i].kind != EV_PRINTF)
+			printf_only = false;
 	for (int i = 0; i < obj->nprogs && !sh; i++) {
 		const struct probe *q = obj->progs[i].probe;
 		const struct cuda_priv *pv = q ? q->priv : NULL;
@@ -233,7 +246,8 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 
 		if (!p || p->prov != &provider_cuda || !pv || pv->hidden)
 			continue;
-		no = refuse(prog, hc->hmaps, obj->nmaps, why, sizeof(why));
+		no = refuse(prog, hc->hmaps, obj->nmaps, printf_only, why,
+			    sizeof(why));
 		if (no) {
 			if (verbose)
 				fprintf(stderr, "gputrace: %s@%s runs as a kernel uprobe: %s\n",

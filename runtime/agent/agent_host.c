@@ -31,6 +31,8 @@
 #include "runtime/agent/agent_priv.h"
 
 #define NAMES_VALUE	72	/* .cuda_names: key[64], bits */
+#define RING_BYTES	(256u << 10)	/* events per thread, drained every 20 ms */
+#define SEND_BYTES	(60u << 10)	/* events per message */
 #define NAMES_CACHE	64	/* per thread, direct mapped */
 #define BIT_AGENT	30	/* probes/cuda_priv.h's CUDA_BIT_AGENT */
 
@@ -46,6 +48,10 @@ struct hthread {
 	int nimgs;
 	uint64_t pid_tgid;
 	uint64_t lost;			/* .lost's value for this thread */
+	/* events: agent_printf_rec records, 8-aligned; the thread writes
+	 * head, the agent's thread tail */
+	uint8_t *ring;
+	uint64_t head, tail;
 	char comm[16];
 	bool have_comm;
 	struct {
@@ -158,6 +164,14 @@ static struct hthread *thread_new(void)
 	}
 	t->nimgs = agent.cfg.nhmaps;
 	memcpy(t->hm, agent.cfg.hmaps, t->nimgs * sizeof(*t->hm));
+	for (int i = 0; i < t->nimgs && !t->ring; i++)
+		if (t->hm[i].role == AGENT_HM_EVENTS &&
+		    !(t->ring = calloc(1, RING_BYTES))) {
+			free(t->imgs);
+			free(t->hm);
+			free(t);
+			return NULL;
+		}
 	for (int i = 0; i < agent.cfg.nhmaps; i++) {
 		const struct agent_hmap *m = &agent.cfg.hmaps[i];
 		struct himg *h = &t->imgs[i];
@@ -173,6 +187,7 @@ static struct hthread *thread_new(void)
 				free(t->imgs[k].data);
 			free(t->imgs);
 			free(t->hm);
+			free(t->ring);
 			free(t);
 			return NULL;
 		}
@@ -309,9 +324,42 @@ static long h_update(void *arg, int map, const void *key, const void *val,
 	return 0;
 }
 
+static void ring_put(uint8_t *ring, uint64_t pos, const void *p, size_t n)
+{
+	size_t at = pos & (RING_BYTES - 1), first = RING_BYTES - at;
+
+	if (first > n)
+		first = n;
+	memcpy(ring + at, p, first);
+	memcpy(ring, (const uint8_t *)p + first, n - first);
+}
+
+/*
+ * An event ({u64 id, arguments}, as the kernel path's ring holds it)
+ * into the thread's ring as a printf record (agent_printf_rec); the
+ * tracer formats it like a host printf.  Full: -ENOSPC, and the
+ * program counts it in .lost, as with the kernel's ring.
+ */
 static long h_output(void *arg, int map, const void *data, uint64_t size)
 {
-	return -ENOSPC;		/* events stay on the kernel path (so far) */
+	struct hthread *t = ((struct hrun *)arg)->t;
+	struct agent_printf_rec r;
+	uint64_t id, len, head, tail;
+
+	if (!t->ring || size < 8 || size > RING_BYTES / 4)
+		return -EINVAL;
+	memcpy(&id, data, 8);
+	r.fmt = (uint32_t)id;
+	r.size = (uint32_t)(size - 8);
+	len = sizeof(r) + ((r.size + 7ull) & ~7ull);
+	head = t->head;
+	tail = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE);
+	if (head - tail + len > RING_BYTES)
+		return -ENOSPC;
+	ring_put(t->ring, head, &r, sizeof(r));
+	ring_put(t->ring, head + sizeof(r), (const uint8_t *)data + 8, r.size);
+	__atomic_store_n(&t->head, head + len, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* The fake stack and the launch config are ours to read; else the
@@ -537,6 +585,56 @@ void agent_host_launch(const struct agent_launch *l)
 	r.stack_len = sizeof(stack);
 	r.cfg = l->form == AGENT_L_EX ? l->config : NULL;
 	run_entry(h, e, &r, &regs);
+}
+
+/* ---------------------------------------------------------- events -- */
+
+/* Send the events the threads wrote, and the count lost when it grew. */
+void agent_host_drain(void)
+{
+	static uint64_t lost_sent;
+	static uint8_t buf[SEND_BYTES];
+	uint64_t lost = 0;
+
+	pthread_mutex_lock(&host_lock);
+	for (struct hthread *t = threads; t; t = t->next) {
+		lost += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
+		while (t->ring) {
+			uint64_t tail = t->tail, head, n = 0;
+
+			head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+			/* whole records, up to a message's worth */
+			while (tail + n < head) {
+				struct agent_printf_rec r;
+				size_t at = (tail + n) & (RING_BYTES - 1);
+				uint64_t len;
+
+				memcpy(&r, t->ring + at, sizeof(r));
+				len = sizeof(r) + ((r.size + 7ull) & ~7ull);
+				if (n + len > sizeof(buf))
+					break;
+				n += len;
+			}
+			if (!n)
+				break;
+			for (uint64_t k = 0; k < n;) {
+				size_t at = (tail + k) & (RING_BYTES - 1);
+				size_t c = RING_BYTES - at;
+
+				if (c > n - k)
+					c = n - k;
+				memcpy(buf + k, t->ring + at, c);
+				k += c;
+			}
+			__atomic_store_n(&t->tail, tail + n, __ATOMIC_RELEASE);
+			agent_send(AGENT_MSG_PRINTF, 0, buf, n);
+		}
+	}
+	if (lost != lost_sent) {
+		lost_sent = lost;
+		agent_send(AGENT_MSG_HLOST, 0, &lost, sizeof(lost));
+	}
+	pthread_mutex_unlock(&host_lock);
 }
 
 /* ------------------------------------------------------- snapshots -- */

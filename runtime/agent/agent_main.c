@@ -234,6 +234,7 @@ static void agent_exit(void)
 		/* the program may exit with kernels still running */
 		agent_ctx_sync_all();
 		agent_complete_flush(true);
+		agent_host_drain();	/* host clauses' last events */
 		if (agent_ctx_snapshot(seq, true) == 0)
 			agent.snap_seq = seq;
 		agent_ctx_drain();

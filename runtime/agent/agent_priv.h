@@ -603,6 +603,8 @@ CUresult agent_launch(const struct agent_launch *l) AGENT_HIDDEN;
 
 /* After the config is read: verify the host programs. */
 void agent_host_init(void) AGENT_HIDDEN;
+/* Send host clauses' events (printf records) and their lost count. */
+void agent_host_drain(void) AGENT_HIDDEN;
 /* -p attached again: the last session's programs and maps go. */
 void agent_host_reset(void) AGENT_HIDDEN;
 /* At a launch's hook, before the driver: run the entry's programs. */

@@ -5,9 +5,11 @@
 # (GPUTRACE_CUDA_UPROBES=1): every aggregation, keys of every builtin
 # the clause can have, predicates and variables, on the toolkit's stub
 # and on the fake driver (kernel names); -v says which clause runs where;
-# a clause the agent cannot run (printf) stays on its uprobe; 10 threads
-# launching 100,000 times each are counted exactly; and the other cuda:
-# tests pass on the kernel path too.
+# printf from the agent prints the same lines, and loses none at 100,000
+# launches a second or says exactly how many it lost; a clause the agent
+# cannot run (an exit() event) stays on its uprobe; 10 threads launching
+# 100,000 times each are counted exactly; and the other cuda: tests pass
+# on the kernel path too.
 . "$(dirname "$0")/../progs/cuda_lib.sh"
 LOOP=$PROGS/cuda_loop
 [ -x "$LOOP" ] || { echo "no $LOOP (run make)"; exit 77; }
@@ -62,10 +64,19 @@ grep -q '^@k\[gt::vadd<int>, cuda:launch\]: 14$' "$T/out" ||
 both "$stub" "$PROG2"
 both "$FAKE" "$PROG2"
 
-# printf needs the events ring: that clause stays on its uprobe
+# printf from the agent: the same lines, in order
+PROG3='cuda:launch /gridDim.x == 16 || gridDim.x == 2/ {
+	printf("coop %d %s %s %d\n", blockDim.x, func, comm, tid == pid); }
+cuda:launch { @n = count(); printf("k %s %d\n", kernel, gridDim.x); }'
+both "$FAKE" "$PROG3"
+grep -q '^gputrace: cuda:launch@cuLaunchKernel runs in the agent$' "$T/err" ||
+	{ echo "-v: printf clause not in the agent:"; cat "$T/err"; exit 1; }
+
+# an event other than printf (exit): that clause stays on its uprobe
 run "$stub" -v -c "$STUB -n 1" -e 'cuda:launch /gridDim.x == 16/ {
 	printf("coop %d\n", blockDim.x); }
-cuda:launch { @n = count(); }' || { cat "$T/err"; exit 1; }
+cuda:launch { @n = count(); }
+cuda:memcpy /size == 4000/ { exit(); }' || { cat "$T/err"; exit 1; }
 want "coop 32
 coop 32
 coop 32
@@ -74,8 +85,24 @@ coop 32
 
 
 @n: 32"
-grep -q 'runs as a kernel uprobe: an event' "$T/err" ||
+grep -q 'runs as a kernel uprobe: an event other than printf' "$T/err" ||
 	{ echo "-v: printf clause not named:"; cat "$T/err"; exit 1; }
+
+# every launch prints: at 100,000 a second (2 threads) nothing is lost
+run "$stub" -c "$LOOP -t 2 -n 20000 -r 50000" \
+	-e 'cuda:launch { printf("%d\n", gridDim.x); }' ||
+	{ echo "paced printf:"; cat "$T/err"; exit 1; }
+n=$(grep -c '^[12]$' "$T/out")
+[ "$n" = 40000 ] && ! grep -q Lost "$T/out" ||
+	{ echo "paced printf: $n of 40000 lines"; grep Lost "$T/out"; exit 1; }
+# as fast as they go: what is not printed is reported lost, exactly
+run "$stub" -c "$LOOP -t 2 -n 100000" \
+	-e 'cuda:launch { printf("%d\n", gridDim.x); }' ||
+	{ echo "printf flood:"; cat "$T/err"; exit 1; }
+n=$(grep -c '^[12]$' "$T/out")
+lost=$(awk '$1 == "Lost" { s += $2 } END { print s + 0 }' "$T/out")
+[ $((n + lost)) = 200000 ] ||
+	{ echo "printf flood: $n printed + $lost lost != 200000"; exit 1; }
 
 GPUTRACE_CUDA_UPROBES=1 run "$stub" -v -c "$STUB -n 1" -e 'cuda:launch { @n = count(); }' ||
 	{ cat "$T/err"; exit 1; }

@@ -5,8 +5,10 @@
  * tests/accept/cuda_hostpath.sh and bench/hostpath; any driver will do
  * (the toolkit's stub returns at once).
  *
- *   cuda_loop [-t THREADS] [-n LAUNCHES]
+ *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE]
  *
+ * -r: each thread launches at most RATE times a second (paced every 100
+ * launches), else as fast as it can.
  * Thread i (0-based) launches LAUNCHES times with grid (i + 1) x 1 x 1,
  * block 32, on function handle 0x100 + i.  At the end, on stderr:
  * "cuda_loop: T threads x N launches: X ns per launch" (the launch
@@ -27,7 +29,7 @@ typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz,
 			 void **extra);
 
 static launch_fn launch;
-static long nlaunch = 200000;
+static long nlaunch = 200000, rate;
 static pthread_barrier_t go;
 
 static uint64_t cpu_ns[256];
@@ -43,13 +45,22 @@ static uint64_t now_ns(clockid_t c)
 static void *worker(void *arg)
 {
 	uintptr_t i = (uintptr_t)arg;
-	uint64_t t0;
+	uint64_t t0, start;
 
 	pthread_barrier_wait(&go);
 	t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (long k = 0; k < nlaunch; k++)
+	start = now_ns(CLOCK_MONOTONIC);
+	for (long k = 0; k < nlaunch; k++) {
 		launch((void *)(0x100 + i), (unsigned)i + 1, 1, 1, 32, 1, 1, 0,
 		       NULL, NULL, NULL);
+		if (rate && k % 100 == 99) {
+			uint64_t due = start + (uint64_t)(k + 1) * 1000000000ull / rate;
+			struct timespec ts = { due / 1000000000ull,
+					       due % 1000000000ull };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+	}
 	cpu_ns[i] = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return NULL;
 }
@@ -62,9 +73,11 @@ int main(int argc, char **argv)
 	void *lib;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:n:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:r:")) != -1) {
 		if (c == 't')
 			nthreads = atol(optarg);
+		else if (c == 'r')
+			rate = atol(optarg);
 		else if (c == 'n')
 			nlaunch = atol(optarg);
 		else
