@@ -412,15 +412,16 @@ static uint64_t alu(uint8_t op, bool is64, uint64_t d, uint64_t s, int32_t imm)
 	return 0;
 }
 
-static bool cond(uint8_t op, bool is64, uint64_t a, uint64_t b)
+bool hbpf_cond(unsigned op, uint64_t a, uint64_t b, bool is32)
 {
-	if (!is64) {
+	int64_t sa = (int64_t)a, sb = (int64_t)b;
+
+	if (is32) {
 		a = (uint32_t)a;
 		b = (uint32_t)b;
+		sa = (int32_t)a;
+		sb = (int32_t)b;
 	}
-	int64_t sa = is64 ? (int64_t)a : (int32_t)a;
-	int64_t sb = is64 ? (int64_t)b : (int32_t)b;
-
 	switch (op) {
 	case BPF_JEQ: return a == b;
 	case BPF_JNE: return a != b;
@@ -432,9 +433,8 @@ static bool cond(uint8_t op, bool is64, uint64_t a, uint64_t b)
 	case BPF_JSGT: return sa > sb;
 	case BPF_JSGE: return sa >= sb;
 	case BPF_JSLT: return sa < sb;
-	case BPF_JSLE: return sa <= sb;
+	default: return sa <= sb;	/* BPF_JSLE */
 	}
-	return false;
 }
 
 static const uint8_t sizes[4] = { 4, 2, 1, 8 };	/* BPF_W H B DW >> 3 */
@@ -589,7 +589,7 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 				reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
 				break;
 			}
-			if (op == BPF_JA || cond(op, cls == BPF_JMP, *d, src))
+			if (op == BPF_JA || hbpf_cond(op, *d, src, cls == BPF_JMP32))
 				pc += in->off;
 			break;
 		default:

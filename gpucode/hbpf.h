@@ -71,6 +71,10 @@ struct hbpf_prog {
 	uint32_t ctx_size;	/* bytes the context holds (read only) */
 };
 
+/* Conditional jump OP (BPF_JEQ...) taken for A, B (IS32: JMP32)?  The
+ * device verifier folds constant conditions with it too. */
+bool hbpf_cond(unsigned op, uint64_t a, uint64_t b, bool is32);
+
 /* Whether the agent offers helper ID to host clauses. */
 bool hbpf_helper_ok(int id);
 
