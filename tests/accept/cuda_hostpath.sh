@@ -36,14 +36,16 @@ PROG2='cuda:launch /gridDim.x > 2/ {
 	@t[elapsed > 0, nsecs > 0] = count();
 }'
 
-# both ways on DRIVER: the same output, not empty (not $dir: run sets it)
+# both ways on DRIVER (output format FMT, default text): the same
+# output, not empty (not $dir: run sets it)
 both() {
 	drv=$1
 	prog=$2
-	GPUTRACE_CUDA_UPROBES=1 run "$drv" -c "$STUB -n 2" -e "$prog" ||
+	fmt=${3:-text}
+	GPUTRACE_CUDA_UPROBES=1 run "$drv" -f "$fmt" -c "$STUB -n 2" -e "$prog" ||
 		{ echo "kernel path failed:"; cat "$T/err"; exit 1; }
 	cp "$T/out" "$T/kernel"
-	run "$drv" -v -c "$STUB -n 2" -e "$prog" ||
+	run "$drv" -f "$fmt" -v -c "$STUB -n 2" -e "$prog" ||
 		{ echo "agent path failed:"; cat "$T/err"; exit 1; }
 	grep -q '@' "$T/out" || { echo "no output:"; cat "$T/err"; exit 1; }
 	if ! cmp -s "$T/kernel" "$T/out"; then
@@ -69,6 +71,7 @@ PROG3='cuda:launch /gridDim.x == 16 || gridDim.x == 2/ {
 	printf("coop %d %s %s %d\n", blockDim.x, func, comm, tid == pid); }
 cuda:launch { @n = count(); printf("k %s %d\n", kernel, gridDim.x); }'
 both "$FAKE" "$PROG3"
+both "$FAKE" "$PROG3" json
 grep -q '^gputrace: cuda:launch@cuLaunchKernel runs in the agent$' "$T/err" ||
 	{ echo "-v: printf clause not in the agent:"; cat "$T/err"; exit 1; }
 
