@@ -214,6 +214,7 @@ int session_on_event(void *ctx, void *data, size_t size)
 	const uint8_t *p = data;
 	const struct event_desc *ev;
 	uint64_t id;
+	int printed;
 
 	/* strftime formats are numbered per unit (the prompt has several) */
 	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
@@ -227,6 +228,8 @@ int session_on_event(void *ctx, void *data, size_t size)
 	/* bpftrace ignores everything after exit() was seen */
 	if (s->exiting)
 		return 0;
+	printed = s->printed;
+	s->printed = 0;
 	switch (ev->kind) {
 	case EV_PRINTF:
 		do_printf(s, ev, p);
@@ -242,6 +245,7 @@ int session_on_event(void *ctx, void *data, size_t size)
 	case EV_PRINT_MAP:
 		agentctl_snapshot(s->ac, 1000);
 		session_print_map(s, ev->map->index, ev->top, ev->div);
+		s->printed = ev->map->index + 1;
 		break;
 	case EV_PRINT_VAL: {
 		struct out_val v;
@@ -251,13 +255,21 @@ int session_on_event(void *ctx, void *data, size_t size)
 		maps_val_free(&v);
 		break;
 	}
+	/*
+	 * print(@m); clear(@m): the agent's part goes as the print saw it,
+	 * so what came after shows at the next print (a new snapshot here
+	 * would drop the updates made in between; the agent makes them at
+	 * launch rate).
+	 */
 	case EV_CLEAR:
-		agentctl_snapshot(s->ac, 1000);
+		if (printed != ev->map->index + 1)
+			agentctl_snapshot(s->ac, 1000);
 		maps_clear(s->obj, ev->map->index);
 		agentctl_clear(s->ac, ev->map->index);
 		break;
 	case EV_ZERO:
-		agentctl_snapshot(s->ac, 1000);
+		if (printed != ev->map->index + 1)
+			agentctl_snapshot(s->ac, 1000);
 		maps_zero(s->obj, ev->map->index);
 		agentctl_zero(s->ac, ev->map->index);
 		break;

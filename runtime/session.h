@@ -39,6 +39,7 @@ struct session {
 	bool exiting;		/* exit() was seen */
 	int exit_code;
 	uint64_t lost_seen;
+	int printed;		/* the last event printed map N - 1, 0: not */
 };
 
 /* The ring buffer callback: CTX is a struct session. */

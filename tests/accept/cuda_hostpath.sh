@@ -8,8 +8,9 @@
 # printf from the agent prints the same lines, and loses none at 100,000
 # launches a second or says exactly how many it lost; a clause the agent
 # cannot run (an exit() event) stays on its uprobe; 10 threads launching
-# 100,000 times each are counted exactly; and the other cuda: tests pass
-# on the kernel path too.
+# 100,000 times each are counted exactly, and so is print(@); clear(@)
+# every 300 ms while threads launch; and the other cuda: tests pass on
+# the kernel path too.
 . "$(dirname "$0")/../progs/cuda_lib.sh"
 LOOP=$PROGS/cuda_loop
 [ -x "$LOOP" ] || { echo "no $LOOP (run make)"; exit 77; }
@@ -132,6 +133,16 @@ want "
 @k[9]: 100000
 @k[10]: 100000
 @n: 1000000"
+
+# print(@); clear(@) every 300 ms while 2 threads launch: every launch
+# is in exactly one print (clear takes the print's snapshot as its base)
+run "$stub" -c "$LOOP -t 2 -n 30000 -r 30000" \
+	-e 'cuda:launch { @[gridDim.x] = count(); }
+interval:ms:300 { print(@); clear(@); }' ||
+	{ echo "print and clear:"; cat "$T/err"; exit 1; }
+sums=$(awk -F'[][]|: ' '/^@\[/ { s[$2] += $4 } END { print s[1] + 0, s[2] + 0 }' "$T/out")
+[ "$sums" = "30000 30000" ] ||
+	{ echo "print and clear: totals $sums, not 30000 each:"; cat "$T/out"; exit 1; }
 
 # the other cuda: tests, on the kernel path
 for t in cuda_stub cuda_names; do
