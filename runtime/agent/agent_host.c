@@ -387,22 +387,36 @@ static long h_read(void *arg, void *dst, uint32_t n, uint64_t src)
 	return -EFAULT;
 }
 
+/*
+ * Up to N bytes with the NUL, as the kernel's helper: the length with
+ * the NUL, or -EFAULT.  One read: process_vm_readv stops at the first
+ * page it cannot read and says how much it got, so a string that ends
+ * before a hole is read whole.
+ */
 static long h_read_str(void *arg, void *dst, uint32_t n, uint64_t src)
 {
-	char *d = dst;
-	uint32_t i;
+	struct iovec l = { dst, n }, rv = { (void *)(uintptr_t)src, n };
+	char *d = dst, *z;
+	ssize_t got;
 
 	if (!n)
 		return 0;
-	/* a page at most per read, so a string ending before a hole works */
-	for (i = 0; i < n - 1; i++) {
-		if (h_read(arg, d + i, 1, src + i))
-			break;
-		if (!d[i])
-			return i + 1;
+	if (!h_read(arg, dst, n, src) && (z = memchr(d, 0, n)))
+		return z - d + 1;
+	got = process_vm_readv(getpid(), &l, 1, &rv, 1, 0);
+	if (got <= 0) {
+		memset(dst, 0, n);
+		return -EFAULT;
 	}
-	d[i] = 0;
-	return i ? (long)i + 1 : -EFAULT;
+	z = memchr(d, 0, got);
+	if (z)
+		return z - d + 1;
+	if ((uint32_t)got == n) {
+		d[n - 1] = 0;
+		return n;
+	}
+	memset(dst, 0, n);	/* no NUL before the hole: as the kernel */
+	return -EFAULT;
 }
 
 static uint64_t h_ktime(void *arg)
