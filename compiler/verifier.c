@@ -15,6 +15,7 @@
 
 #include "compiler/bpf_disasm.h"
 #include "compiler/verifier_priv.h"
+#include "gpucode/hbpf.h"
 
 /*
  * Remembered states, all jump targets together and at one target; beyond
@@ -236,31 +237,6 @@ static int check_cfg(struct vf_env *v, uint8_t *flags)
 	return err ? err : check_reach(v, flags);
 }
 
-static bool eval_cond(unsigned op, uint64_t a, uint64_t b, bool is32)
-{
-	int64_t sa = (int64_t)a, sb = (int64_t)b;
-
-	if (is32) {
-		a = (uint32_t)a;
-		b = (uint32_t)b;
-		sa = (int32_t)a;
-		sb = (int32_t)b;
-	}
-	switch (op) {
-	case BPF_JEQ: return a == b;
-	case BPF_JNE: return a != b;
-	case BPF_JGT: return a > b;
-	case BPF_JGE: return a >= b;
-	case BPF_JLT: return a < b;
-	case BPF_JLE: return a <= b;
-	case BPF_JSET: return a & b;
-	case BPF_JSGT: return sa > sb;
-	case BPF_JSGE: return sa >= sb;
-	case BPF_JSLT: return sa < sb;
-	default: return sa <= sb;	/* BPF_JSLE */
-	}
-}
-
 /*
  * A comparison involving a pointer: only ==/!= 0, which is how a lookup
  * result is null checked.  Every copy of the checked pointer learns the
@@ -455,7 +431,7 @@ static int do_cond(struct vf_env *v, struct vf_state *st, struct vf_state *jst,
 	if (vf_is_ptr(&dst) || vf_is_ptr(&src))
 		return ptr_cond(v, st, jst, &dst, &src, fall, jump);
 	if (dst.known && src.known) {
-		*jump = eval_cond(op, dst.val, src.val, is32);
+		*jump = hbpf_cond(op, dst.val, src.val, is32);
 		*fall = !*jump;
 		return 0;
 	}

@@ -86,6 +86,28 @@ int agent_config_write(const struct agent_config *c, const char *path)
 		put_blob(f, "glob", c->samples[i]);
 	fprintf(f, "reads %d\n", c->reads ? 1 : 0);
 	put_blob(f, "timeline", c->timeline);
+	if (c->nhprogs) {
+		fprintf(f, "hmaps %d\n", c->nhmaps);
+		for (int i = 0; i < c->nhmaps; i++) {
+			const struct agent_hmap *m = &c->hmaps[i];
+
+			fprintf(f, "hmap %u %u %u %u %d\n", m->role, m->devmap,
+				m->key_size, m->value_size, m->bucket ? 1 : 0);
+		}
+		fprintf(f, "hprogs %d\n", c->nhprogs);
+		for (int i = 0; i < c->nhprogs; i++) {
+			const struct agent_hprog *p = &c->hprogs[i];
+
+			fprintf(f, "hprog %u %u\n", p->entry, p->ninsns);
+			for (uint32_t k = 0; k < p->ninsns; k++) {
+				const struct bpf_insn *in = &p->insns[k];
+
+				fprintf(f, "insn %u %u %u %d %d\n", in->code,
+					in->dst_reg, in->src_reg, in->off,
+					in->imm);
+			}
+		}
+	}
 	fputs("end\n", f);
 	if (fflush(f) || ferror(f))
 		err = -(errno ? errno : EIO);
@@ -205,6 +227,66 @@ static int read_map(struct rd *r, struct devrt_map_desc *d)
 	return 0;
 }
 
+/* The host programs and their maps (docs/hostpath.md). */
+static int read_hprogs(struct rd *r, struct agent_config *c)
+{
+	long long v[5];
+
+	if (numbers(r, "hmaps", 1, v, 1, MAX_MAPS))
+		return -EINVAL;
+	c->hmaps = calloc(v[0], sizeof(*c->hmaps));
+	if (!c->hmaps)
+		return -ENOMEM;
+	for (long long n = v[0]; c->nhmaps < n; c->nhmaps++) {
+		struct agent_hmap *m = &c->hmaps[c->nhmaps];
+
+		if (numbers(r, "hmap", 5, v, 0, 0xffffffffll) ||
+		    v[0] >= AGENT_HM_END_ || v[4] > 1 ||
+		    (v[0] == AGENT_HM_AGG && v[1] >= c->nmaps) ||
+		    v[2] > 4096 || v[3] > (1 << 20))
+			return -EINVAL;
+		m->role = v[0];
+		m->devmap = v[1];
+		m->key_size = v[2];
+		m->value_size = v[3];
+		m->bucket = v[4];
+	}
+	if (numbers(r, "hprogs", 1, v, 1, MAX_CLAUSES))
+		return -EINVAL;
+	c->hprogs = calloc(v[0], sizeof(*c->hprogs));
+	if (!c->hprogs)
+		return -ENOMEM;
+	for (long long n = v[0]; c->nhprogs < n;) {
+		struct agent_hprog *p = &c->hprogs[c->nhprogs];
+
+		if (numbers(r, "hprog", 2, v, 0, AGENT_MAX_HINSNS) ||
+		    v[0] >= AGENT_HE_END_ || !v[1])
+			return -EINVAL;
+		p->entry = v[0];
+		p->insns = calloc(v[1], sizeof(*p->insns));
+		if (!p->insns)
+			return -ENOMEM;
+		c->nhprogs++;	/* freed with the config from here on */
+		for (long long k = 0; k < v[1]; k++) {
+			long long w[5];
+			struct bpf_insn *in = &p->insns[k];
+
+			if (numbers(r, "insn", 5, w, INT32_MIN, INT32_MAX) ||
+			    w[0] < 0 || w[0] > 255 || w[1] < 0 || w[1] > 15 ||
+			    w[2] < 0 || w[2] > 15 || w[3] < INT16_MIN ||
+			    w[3] > INT16_MAX)
+				return -EINVAL;
+			in->code = w[0];
+			in->dst_reg = w[1];
+			in->src_reg = w[2];
+			in->off = w[3];
+			in->imm = w[4];
+			p->ninsns++;
+		}
+	}
+	return 0;
+}
+
 static int parse(struct rd *r, struct agent_config *c)
 {
 	long long v[10];
@@ -290,6 +372,12 @@ static int parse(struct rd *r, struct agent_config *c)
 		free(c->timeline);
 		c->timeline = NULL;
 	}
+	/* host programs: optional (a config without any ends here) */
+	if (r->end - r->p > 6 && !memcmp(r->p, "hmaps ", 6)) {
+		err = read_hprogs(r, c);
+		if (err)
+			return err;
+	}
 	return numbers(r, "end", 0, v, 0, 0) || r->p != r->end ? -EINVAL : 0;
 }
 
@@ -349,5 +437,9 @@ void agent_config_free(struct agent_config *c)
 	free(c->maps);
 	free(c->decls);
 	free(c->timeline);
+	for (int i = 0; i < c->nhprogs; i++)
+		free(c->hprogs[i].insns);
+	free(c->hprogs);
+	free(c->hmaps);
 	memset(c, 0, sizeof(*c));
 }

@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <linux/bpf.h>
+
 #include "gpucode/devrt.h"
 
 #define AGENT_ENV_CONFIG	"GPUTRACE_AGENT_CONFIG"
@@ -48,6 +50,48 @@ struct agent_clause {
 	char *call;		/* the splicer's entry/exit text for it */
 };
 
+/*
+ * Host clauses run in the agent (docs/hostpath.md): the tracer's own
+ * eBPF for a cuda: probe, run by gpucode/hbpf.c at the agent's hook.
+ * The object's maps as the programs see them (index = the program's map
+ * reference), each with what the agent makes of it.
+ */
+enum agent_hmap_role {
+	AGENT_HM_NONE,		/* no program of the agent uses it */
+	AGENT_HM_AGG,		/* an aggregation: unit map DEVMAP's images */
+	AGENT_HM_NAMES,		/* .cuda_names: handle -> { key, bits } */
+	AGENT_HM_EVENTS,	/* the events ring: records to the tracer */
+	AGENT_HM_LOST,		/* .lost: events the ring had no room for */
+	AGENT_HM_END_,
+};
+
+struct agent_hmap {
+	uint32_t role;
+	uint32_t devmap;	/* AGG: the unit map (config map) */
+	uint32_t key_size;	/* as the program's key (hist: + bucket) */
+	uint32_t value_size;
+	bool bucket;		/* hist/lhist: a u64 bucket ends the key */
+};
+
+/* The driver entry point a host program is for (its argument layout). */
+enum agent_hentry {
+	AGENT_HE_LAUNCH,		/* cuLaunchKernel */
+	AGENT_HE_LAUNCH_PTSZ,
+	AGENT_HE_COOP,			/* cuLaunchCooperativeKernel */
+	AGENT_HE_COOP_PTSZ,
+	AGENT_HE_EX,			/* cuLaunchKernelEx */
+	AGENT_HE_EX_PTSZ,
+	AGENT_HE_END_,
+};
+
+struct agent_hprog {
+	uint32_t entry;		/* enum agent_hentry */
+	uint32_t ninsns;
+	struct bpf_insn *insns;
+};
+
+#define AGENT_MAX_HINSNS	65536
+
 struct agent_config {
 	int nmaps;
 	struct devrt_map_desc *maps;	/* kind, flags, sizes, shards set; base 0 */
@@ -66,6 +110,10 @@ struct agent_config {
 					 * allocations (agent_alloc.c) */
 	char *timeline;			/* --timeline: the file the agent
 					 * writes (absolute), or NULL */
+	int nhmaps;			/* host programs' maps (docs/hostpath.md) */
+	struct agent_hmap *hmaps;
+	int nhprogs;
+	struct agent_hprog *hprogs;
 };
 
 #define AGENT_MAX_COMPLETES	64	/* one bit each in the record; the
@@ -125,6 +173,7 @@ enum agent_msg_type {
 	AGENT_MSG_KHANDLE,	/* agent (-p): u64 handle, mangled name: a kernel
 				 * handle first launched since the attach */
 	AGENT_MSG_KHANDLE_ACK,	/* tracer: its name is known to cuda:launch (seq) */
+	AGENT_MSG_HLOST,	/* agent: u64 events its host clauses lost so far */
 };
 
 /*

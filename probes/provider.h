@@ -96,6 +96,8 @@ struct probe {
 	enum bpf_attach_type attach_type;	/* with attach_btf_id */
 	uint32_t attach_btf_id;			/* vmlinux BTF id, 0: none */
 	void *priv;		/* provider-private, freed by the provider */
+	bool in_agent;		/* run by the agent (docs/hostpath.md): not
+				 * loaded, not attached */
 	/* filled by attach() */
 	int prog_fd;
 	int nfds;

@@ -42,7 +42,7 @@
 
 /* ------------------------------------------------------ configuration -- */
 
-static uint32_t kind_of(const struct map_sym *m)
+static uint32_t kind_of(const struct map_sym *m, bool host)
 {
 	static const uint32_t k[] = {
 		[AGG_COUNT] = DEVRT_K_COUNT, [AGG_SUM] = DEVRT_K_SUM,
@@ -52,7 +52,7 @@ static uint32_t kind_of(const struct map_sym *m)
 		[AGG_SMLOAD] = DEVRT_K_SMLOAD,
 	};
 
-	if (!m->device || !m->val)
+	if ((!m->device && !host) || !m->val)
 		return DEVRT_K_NONE;
 	if (m->val->kind != T_AGG)
 		return DEVRT_K_PLAIN;
@@ -66,12 +66,13 @@ static uint32_t kind_of(const struct map_sym *m)
  * lookup sees the one copy; smload without key DEVRT_SMLOAD_SHARDS (a
  * cache line per SM), with key one: its words are per SM already.
  */
-static int map_desc(const struct map_sym *m, struct devrt_map_desc *d)
+static int map_desc(const struct map_sym *m, bool host,
+		    struct devrt_map_desc *d)
 {
 	struct devrt_map_desc t;
 
 	memset(d, 0, sizeof(*d));
-	d->kind = kind_of(m);
+	d->kind = kind_of(m, host);
 	if (d->kind == DEVRT_K_NONE) {
 		d->nshards = d->capacity = 1;
 		return 0;
@@ -124,6 +125,30 @@ static int copy_globs(char ***dst, int *nd, const char *const *src, int n)
 	return 0;
 }
 
+/* The host programs of H into C (docs/hostpath.md). */
+static int copy_host(const struct agent_config *h, struct agent_config *c)
+{
+	if (!h->nhprogs)
+		return 0;
+	c->hmaps = calloc(h->nhmaps + 1, sizeof(*c->hmaps));
+	c->hprogs = calloc(h->nhprogs + 1, sizeof(*c->hprogs));
+	if (!c->hmaps || !c->hprogs)
+		return -ENOMEM;
+	memcpy(c->hmaps, h->hmaps, h->nhmaps * sizeof(*c->hmaps));
+	c->nhmaps = h->nhmaps;
+	for (; c->nhprogs < h->nhprogs; c->nhprogs++) {
+		const struct agent_hprog *s = &h->hprogs[c->nhprogs];
+		struct agent_hprog *d = &c->hprogs[c->nhprogs];
+
+		*d = *s;
+		d->insns = malloc(s->ninsns * sizeof(*d->insns) + 1);
+		if (!d->insns)
+			return -ENOMEM;
+		memcpy(d->insns, s->insns, s->ninsns * sizeof(*d->insns));
+	}
+	return 0;
+}
+
 int agentctl_build(const struct unit *u, const struct device_set *ds,
 		   const struct agentctl_opts *o, struct agent_config *c)
 {
@@ -152,14 +177,17 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 	for (const struct map_sym *m = u->maps; m; m = m->next) {
 		if (m->index < 0 || m->index >= u->nmaps)
 			continue;
-		if (map_desc(m, &c->maps[m->index])) {
+		if (map_desc(m, o->host_maps && o->host_maps[m->index],
+			     &c->maps[m->index])) {
 			fprintf(stderr, "gputrace: %s: cannot be kept on the GPU (key of %d bytes)\n",
 				m->name, m->key ? m->key->size : 0);
 			agent_config_free(c);
 			return -EINVAL;
 		}
 	}
-	for (int i = 0; i < ds->n; i++) {
+	if (o->host && copy_host(o->host, c))
+		goto nomem;
+	for (int i = 0; ds && i < ds->n; i++) {
 		const struct device_probe *p = &ds->v[i];
 		struct agent_clause *cl = &c->clauses[c->nclauses++];
 
@@ -367,6 +395,13 @@ const char *agentctl_lib(const struct agentctl *ac)
 	return ac->lib;
 }
 
+void agentctl_set_host(struct agentctl *ac, const struct agent_config *host,
+		       const bool *host_maps)
+{
+	ac->o.host = host;
+	ac->o.host_maps = host_maps;
+}
+
 void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
 			    int n)
 {
@@ -428,6 +463,9 @@ void agentctl_warn_idle(const struct agentctl *ac)
 	if (!ac)
 		return;
 	if (!cuda) {
+		/* host clauses alone (docs/hostpath.md): nothing to say */
+		if (!ac->cfg.nclauses && !ac->cfg.ncompletes)
+			return;
 		fprintf(stderr, "gputrace: WARNING: the target launched no CUDA "
 			"kernel (did it load the CUDA driver?): no gpu: probe "
 			"could fire\n");
@@ -810,6 +848,15 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 	case AGENT_MSG_PRINTF:
 		deliver_printf(ac, pl, m.len);
 		break;
+	case AGENT_MSG_HLOST:
+		if (m.len >= 8) {
+			uint64_t v;
+
+			memcpy(&v, pl, 8);
+			if (v > c->host_lost)
+				c->host_lost = v;
+		}
+		break;
 	case AGENT_MSG_BYE:
 		if (!c->bye && m.len >= 4)
 			seg_copy(ac, c, m.seq, region);
@@ -1063,6 +1110,9 @@ uint64_t agentctl_lost(struct agentctl *ac)
 				most = ac->imgs[j].drops;
 		total += most;
 	}
+	/* and the events host clauses in the agent lost */
+	for (int i = 0; i < ac->nconns; i++)
+		total += ac->conns[i].host_lost;
 	d = total > ac->lost_seen ? total - ac->lost_seen : 0;
 	if (total > ac->lost_seen)
 		ac->lost_seen = total;

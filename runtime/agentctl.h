@@ -44,6 +44,10 @@ struct agentctl_opts {
 	const char *const *samples;	/* gpu:sample GLOBs, bit order */
 	int nsamples;
 	uint32_t sample_period;	/* log2 cycles; with samples */
+	/* host clauses run by the agent (runtime/hostpath.c): hmaps and
+	 * hprogs, and the unit maps they write (nmaps entries) */
+	const struct agent_config *host;
+	const bool *host_maps;
 	int attach_pid;		/* -p: an abstract socket only this process
 				 * may use; the configuration and segment
 				 * reach it as descriptors (docs/attach.md) */
@@ -93,6 +97,9 @@ char *agentctl_find_lib(const char *want);
 
 /* The cuda:complete GLOBs the next agentctl_configure() writes (N of
  * them, in the order of their bits; they must outlive AC). */
+/* Host clauses for the agent (runtime/hostpath.c); kept, not copied. */
+void agentctl_set_host(struct agentctl *ac, const struct agent_config *host,
+		       const bool *host_maps);
 void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
 			    int n);
 /* The same for gpu:sample, with the sampling period (log2 of cycles). */

@@ -29,6 +29,7 @@ struct agentctl_conn {
 	struct agentctl_img *imgs;
 	int nimgs;
 	uint64_t have_seq;		/* its seq */
+	uint64_t host_lost;		/* events its host clauses lost */
 };
 
 /* Raw device entries of one map: key bytes -> value words. */

@@ -177,6 +177,8 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	}
 	if (prov->device)
 		return 0;	/* lowered to PTX, not loaded into the kernel */
+	if (pr->probe && pr->probe->in_agent)
+		return 0;	/* run by the agent (docs/hostpath.md) */
 	if (!pr->insns || !pr->ninsns) {
 		load_err(err, errlen, "probe %s: empty program", pname);
 		return -EINVAL;

@@ -25,6 +25,7 @@
 #include "runtime/inject.h"
 #include "runtime/child.h"
 #include "runtime/dryrun.h"
+#include "runtime/hostpath.h"
 #include "runtime/list.h"
 #include "runtime/metrics.h"
 #include "runtime/prompt.h"
@@ -295,8 +296,10 @@ int main(int argc, char **argv)
 	const char *const *cglobs = NULL;
 	const char *const *sglobs = NULL;
 	char *timeline = NULL;
-	int c, ret = 1, ncomplete, nsample;
+	int c, ret = 1, ncomplete, nsample, nhost = 0;
 	uint32_t speriod;
+	struct agent_config hcfg = { 0 };
+	bool *host_maps = NULL;
 
 	setlocale(LC_CTYPE, "");
 	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
@@ -468,7 +471,8 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (needs_agent(prog) || timeline) {
+		if (hostpath_wanted(prog, sopts.verbose) || needs_agent(prog) ||
+		    timeline) {
 			struct agentctl_opts ao = { .verbose = sopts.verbose,
 						    .timeline = timeline };
 
@@ -519,7 +523,18 @@ int main(int argc, char **argv)
 	}
 	ncomplete = cuda_complete_globs(&obj, &cglobs);
 	nsample = gpu_sample_globs(&obj, &sglobs, &speriod);
-	if (ac && (have_ds || ncomplete || nsample || timeline)) {
+	/* cuda: clauses the agent runs in the target (docs/hostpath.md) */
+	if (ac) {
+		host_maps = calloc(u->nmaps + 1, sizeof(*host_maps));
+		if (!host_maps ||
+		    (nhost = hostpath_select(&obj, u, sopts.verbose, &hcfg,
+					     host_maps)) < 0)
+			goto out;
+		if (nhost)
+			agentctl_set_host(ac, &hcfg, host_maps);
+	}
+	/* the agent was started: it reads a configuration, even empty */
+	if (ac) {
 		agentctl_set_completes(ac, cglobs, ncomplete);
 		agentctl_set_samples(ac, sglobs, nsample, speriod);
 		if (agentctl_configure(ac, u, &ds))
@@ -552,6 +567,8 @@ out:
 	agentctl_free(ac);
 	free(dry_lib);
 	free(timeline);
+	agent_config_free(&hcfg);
+	free(host_maps);
 	if (have_ds)
 		device_set_free(&ds);
 	if (o.f && o.f != stdout)

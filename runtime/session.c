@@ -223,6 +223,7 @@ int session_on_event(void *ctx, void *data, size_t size)
 	const uint8_t *p = data;
 	const struct event_desc *ev;
 	uint64_t id;
+	int printed;
 
 	/* strftime formats are numbered per unit (the prompt has several) */
 	maps_set_tfmts(s->u->tfmts, s->u->ntfmts);
@@ -236,6 +237,8 @@ int session_on_event(void *ctx, void *data, size_t size)
 	/* bpftrace ignores everything after exit() was seen */
 	if (s->exiting)
 		return 0;
+	printed = s->printed;
+	s->printed = 0;
 	switch (ev->kind) {
 	case EV_PRINTF:
 		do_printf(s, ev, p);
@@ -251,6 +254,7 @@ int session_on_event(void *ctx, void *data, size_t size)
 	case EV_PRINT_MAP:
 		agentctl_snapshot(s->ac, 1000);
 		session_print_map(s, ev->map->index, ev->top, ev->div);
+		s->printed = ev->map->index + 1;
 		break;
 	case EV_PRINT_VAL: {
 		struct out_val v;
@@ -260,13 +264,21 @@ int session_on_event(void *ctx, void *data, size_t size)
 		maps_val_free(&v);
 		break;
 	}
+	/*
+	 * print(@m); clear(@m): the agent's part goes as the print saw it,
+	 * so what came after shows at the next print (a new snapshot here
+	 * would drop the updates made in between; the agent makes them at
+	 * launch rate).
+	 */
 	case EV_CLEAR:
-		agentctl_snapshot(s->ac, 1000);
+		if (printed != ev->map->index + 1)
+			agentctl_snapshot(s->ac, 1000);
 		maps_clear(s->obj, ev->map->index);
 		agentctl_clear(s->ac, ev->map->index);
 		break;
 	case EV_ZERO:
-		agentctl_snapshot(s->ac, 1000);
+		if (printed != ev->map->index + 1)
+			agentctl_snapshot(s->ac, 1000);
 		maps_zero(s->obj, ev->map->index);
 		agentctl_zero(s->ac, ev->map->index);
 		break;
@@ -433,7 +445,7 @@ static int attach_range(struct session *s, bool fired, bool verbose)
 
 		if (!p->prov->fire != !fired)
 			continue;
-		if (p->prov->device && s->ac)
+		if ((p->prov->device && s->ac) || p->in_agent)
 			continue;	/* the agent installs it */
 		if (p->prov->attach(p, s->obj->progs[k].fd, err, sizeof(err))) {
 			fprintf(stderr, "gputrace: %s: %s\n", p->name, err);

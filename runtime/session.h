@@ -42,6 +42,7 @@ struct session {
 	int exit_code;
 	uint64_t lost_seen;
 	uint64_t metrics_snap_ms;	/* the last device snapshot a scrape took */
+	int printed;		/* the last event printed map N - 1, 0: not */
 };
 
 /* The ring buffer callback: CTX is a struct session. */

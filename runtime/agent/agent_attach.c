@@ -93,6 +93,7 @@ EXPORT int gputrace_attach(const char *sock)
 		agent_session_reset();
 		agent_kernel_reset();
 		agent_ctx_reset();
+		agent_host_reset();
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
 	r = agent_config_read(path, &agent.cfg);
@@ -119,6 +120,7 @@ EXPORT int gputrace_attach(const char *sock)
 	agent_fork_handler_once();
 	agent.attached = true;
 	agent.detached = 0;
+	agent_host_init();
 	agent.active = true;
 	pid = (uint32_t)agent.pid;
 	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));

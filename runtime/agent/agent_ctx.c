@@ -763,7 +763,7 @@ void agent_ctx_sync_all(void)
 int agent_ctx_snapshot(uint64_t seq, bool final)
 {
 	struct agent_seg_hdr *h;
-	uint32_t n = 0, j = 0;
+	uint32_t n = 0, j = 0, nhost;
 	CUstreamCaptureMode mode;
 	size_t off;
 	CUcontext old;
@@ -771,7 +771,7 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 
 	pthread_mutex_lock(&agent_ctx_lock);
 	/* no CUDA here (a shell wrapper): no region taken from the others */
-	if (!ctxs || !agent_seg_claim()) {
+	if ((!ctxs && !agent_host_nimages()) || !agent_seg_claim()) {
 		pthread_mutex_unlock(&agent_ctx_lock);
 		return -EBUSY;
 	}
@@ -779,6 +779,8 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 	for (struct agent_actx *a = ctxs; a; a = a->next)
 		for (int i = 0; !a->failed && i < agent.cfg.nmaps; i++)
 			n += a->descs[i].kind != DEVRT_K_NONE;
+	nhost = agent_host_nimages();
+	n += nhost;
 	off = (sizeof(*h) + (size_t)n * sizeof(h->images[0]) + 7) & ~7ul;
 	if (off > agent.seg_len) {
 		pthread_mutex_unlock(&agent_ctx_lock);
@@ -826,6 +828,10 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 		}
 	}
 	agent_capture_restore(mode);
+	/* host clauses' maps (agent_host.c), each thread's */
+	if (nhost && agent_host_write(h, &j, n, &off))
+		agent_report_once("the map segment is full: some maps are "
+				  "missing");
 	h->magic = AGENT_SEG_MAGIC;
 	h->nimages = j;
 	h->pad = 0;

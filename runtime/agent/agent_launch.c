@@ -204,6 +204,8 @@ CUresult agent_launch(const struct agent_launch *l)
 		return call_real(l, l->f, l->params, l->extra);
 	agent_saw_cuda();
 	agent_sample_here();	/* gpu:sample: on in each context */
+	if (agent.cfg.nhprogs)
+		agent_host_launch(l);	/* where cuda:launch's uprobe fired */
 	k = agent_kernel_get((uintptr_t)l->f);
 	if (agent.attached) {
 		if (k && __atomic_load_n(&k->told, __ATOMIC_ACQUIRE) != 2)

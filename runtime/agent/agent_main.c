@@ -236,6 +236,7 @@ static void agent_exit(void)
 		agent_ctx_sync_all();
 		agent_complete_flush(true);
 		agent_sample_stop();
+		agent_host_drain();	/* host clauses' last events */
 		if (agent_ctx_snapshot(seq, true) == 0)
 			agent.snap_seq = seq;
 		agent_ctx_drain();
@@ -412,6 +413,7 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_report("cannot map the segment (fd %s): %s; device maps "
 			     "will not be collected", seg, strerror(-r));
 	agent_fork_handler_once();
+	agent_host_init();
 	agent.active = true;
 	pid = (uint32_t)agent.pid;
 	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));

@@ -631,6 +631,22 @@ struct agent_launch {
 };
 
 CUresult agent_launch(const struct agent_launch *l) AGENT_HIDDEN;
+
+/* ---- agent_host.c: host clauses run here (docs/hostpath.md) ---- */
+
+/* After the config is read: verify the host programs. */
+void agent_host_init(void) AGENT_HIDDEN;
+/* Send host clauses' events (printf records) and their lost count. */
+void agent_host_drain(void) AGENT_HIDDEN;
+/* -p attached again: the last session's programs and maps go. */
+void agent_host_reset(void) AGENT_HIDDEN;
+/* At a launch's hook, before the driver: run the entry's programs. */
+void agent_host_launch(const struct agent_launch *l) AGENT_HIDDEN;
+/* Images the next snapshot writes, and writing them (images J.. of H,
+ * at most N, from *OFF on); 0 or -ENOSPC. */
+uint32_t agent_host_nimages(void) AGENT_HIDDEN;
+int agent_host_write(struct agent_seg_hdr *h, uint32_t *j, uint32_t n,
+		     size_t *off) AGENT_HIDDEN;
 /* The launch parameter for one launch (or graph node) of K's copy IN. */
 void agent_param_fill(struct agent_launch_param *p,
 		      const struct agent_kernel *k,

@@ -111,6 +111,7 @@ static void *serve(void *arg)
 		t = now_ms();
 		if (t - last >= DRAIN_MS) {
 			agent_ctx_drain();
+			agent_host_drain();
 			last = t;
 		}
 		if (t - lastc >= COMPLETE_MS) {

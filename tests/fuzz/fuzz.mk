@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 65536
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
-FUZZ_HARNESS := prog fatbin ptx ebpf
+FUZZ_HARNESS := prog fatbin ptx ebpf hbpf
 FUZZ_BINS    := $(FUZZ_HARNESS:%=$(FUZZ_BUILD)/fuzz_%)
 
 fuzz-build:

@@ -40,6 +40,14 @@ $(PROGS_DIR)/cuda_stub: tests/progs/cuda_stub.c tests/progs/probe_wait.h $(PROGS
 	$(CC) $(PROGS_CFLAGS) -rdynamic -o $@ $< \
 		$(PROGS_DIR)/fakecuda/libcuda.so.1 -ldl
 
+# Launches in a loop through a dlsym pointer (tests/accept/cuda_hostpath.sh,
+# bench/hostpath); -O2: the loop is the workload's, not ours to slow.
+EXTRA_ALL += $(PROGS_DIR)/cuda_loop
+
+$(PROGS_DIR)/cuda_loop: tests/progs/cuda_loop.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -o $@ $< -ldl -lpthread
+
 # usdt: provider tests (tests/diff/45*): <sys/sdt.h> probes, one behind
 # a semaphore; -O1 so that arguments are in registers and in memory.
 EXTRA_ALL += $(PROGS_DIR)/usdt_target

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hbpf: verifier and interpreter for host clauses run in the agent
+ * (gpucode/hbpf.h says what is checked when; docs/hostpath.md why).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpucode/hbpf.h"
+
+/* The helpers the agent offers (numbers of linux/bpf.h). */
+static const int helpers[] = {
+	BPF_FUNC_map_lookup_elem, BPF_FUNC_map_update_elem,
+	BPF_FUNC_map_delete_elem, BPF_FUNC_ktime_get_ns,
+	BPF_FUNC_get_smp_processor_id, BPF_FUNC_get_current_pid_tgid,
+	BPF_FUNC_get_current_uid_gid, BPF_FUNC_get_current_comm,
+	BPF_FUNC_probe_read_user, BPF_FUNC_probe_read_user_str,
+	BPF_FUNC_ringbuf_output,
+};
+
+bool hbpf_helper_ok(int id)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i] == id)
+			return true;
+	return false;
+}
+
+static int fail(char *err, size_t errlen, size_t pc, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err && errlen)
+		snprintf(err, errlen, "insn %zu: %s", pc, msg);
+	return -EINVAL;
+}
+
+static bool alu_ok(const struct bpf_insn *in)
+{
+	uint8_t op = BPF_OP(in->code);
+
+	if (in->off)		/* signed div/mod, movsx: not emitted */
+		return false;
+	switch (op) {
+	case BPF_ADD: case BPF_SUB: case BPF_MUL: case BPF_DIV:
+	case BPF_OR: case BPF_AND: case BPF_LSH: case BPF_RSH:
+	case BPF_MOD: case BPF_XOR: case BPF_MOV: case BPF_ARSH:
+		return true;
+	case BPF_NEG:
+		return BPF_SRC(in->code) == BPF_K && !in->src_reg;
+	case BPF_END:
+		return BPF_CLASS(in->code) == BPF_ALU &&
+		       (in->imm == 16 || in->imm == 32 || in->imm == 64);
+	}
+	return false;
+}
+
+static bool size_ok(uint8_t code)
+{
+	return BPF_MODE(code) == BPF_MEM;
+}
+
+int hbpf_verify(const struct hbpf_prog *p, int *helper, char *err,
+		size_t errlen)
+{
+	const struct bpf_insn *v = p->insns;
+	size_t n = p->n;
+
+	if (helper)
+		*helper = -1;
+	if (!v || !n || n > HBPF_MAX_INSNS)
+		return fail(err, errlen, 0, "%zu instructions", n);
+	if (p->nmaps < 0 || p->nmaps > HBPF_MAX_MAPS)
+		return fail(err, errlen, 0, "%d maps", p->nmaps);
+	/* pass 1: what each instruction is; second halves of LD_IMM64 */
+	for (size_t pc = 0; pc < n; pc++) {
+		const struct bpf_insn *in = &v[pc];
+		uint8_t c = in->code, cls = BPF_CLASS(c);
+
+		if (in->dst_reg > 10 || in->src_reg > 10)
+			return fail(err, errlen, pc, "bad register");
+		switch (cls) {
+		case BPF_ALU:
+		case BPF_ALU64:
+			if (!alu_ok(in))
+				return fail(err, errlen, pc, "bad ALU op 0x%02x", c);
+			if (in->dst_reg == BPF_REG_10)
+				return fail(err, errlen, pc, "r10 is read only");
+			if (BPF_SRC(c) == BPF_K && in->src_reg)
+				return fail(err, errlen, pc, "bad source");
+			break;
+		case BPF_LDX:
+			if (!size_ok(c) || in->imm)
+				return fail(err, errlen, pc, "bad load 0x%02x", c);
+			if (in->dst_reg == BPF_REG_10)
+				return fail(err, errlen, pc, "r10 is read only");
+			break;
+		case BPF_ST:
+			if (!size_ok(c) || in->src_reg)
+				return fail(err, errlen, pc, "bad store 0x%02x", c);
+			break;
+		case BPF_STX:
+			if (BPF_MODE(c) == BPF_ATOMIC) {
+				if ((BPF_SIZE(c) != BPF_W && BPF_SIZE(c) != BPF_DW) ||
+				    (in->imm != BPF_ADD &&
+				     in->imm != (BPF_ADD | BPF_FETCH)))
+					return fail(err, errlen, pc, "bad atomic op");
+				break;
+			}
+			if (!size_ok(c) || in->imm)
+				return fail(err, errlen, pc, "bad store 0x%02x", c);
+			break;
+		case BPF_LD:
+			if (c != (BPF_LD | BPF_IMM | BPF_DW))
+				return fail(err, errlen, pc, "bad load 0x%02x", c);
+			if (pc + 1 >= n || v[pc + 1].code || v[pc + 1].dst_reg ||
+			    v[pc + 1].src_reg || v[pc + 1].off)
+				return fail(err, errlen, pc, "bad 64-bit immediate");
+			if (in->dst_reg == BPF_REG_10 || in->off)
+				return fail(err, errlen, pc, "bad 64-bit immediate");
+			if (in->src_reg == BPF_PSEUDO_MAP_FD) {
+				if (in->imm < 0 || in->imm >= p->nmaps ||
+				    v[pc + 1].imm)
+					return fail(err, errlen, pc, "no map %d", in->imm);
+			} else if (in->src_reg) {
+				return fail(err, errlen, pc, "unsupported map value reference");
+			}
+			pc++;
+			break;
+		case BPF_JMP:
+		case BPF_JMP32: {
+			uint8_t op = BPF_OP(c);
+
+			if (op == BPF_CALL) {
+				if (cls != BPF_JMP || in->src_reg || in->dst_reg ||
+				    in->off || BPF_SRC(c) != BPF_K)
+					return fail(err, errlen, pc, "only helper calls");
+				if (!hbpf_helper_ok(in->imm)) {
+					if (helper)
+						*helper = in->imm;
+					fail(err, errlen, pc, "helper %d is not offered in the agent",
+					     in->imm);
+					return -EOPNOTSUPP;
+				}
+				break;
+			}
+			if (op == BPF_EXIT) {
+				if (cls != BPF_JMP || in->src_reg || in->dst_reg ||
+				    in->off || in->imm || BPF_SRC(c) != BPF_K)
+					return fail(err, errlen, pc, "bad exit");
+				break;
+			}
+			if (op == BPF_JA) {
+				if (cls != BPF_JMP || in->src_reg || in->dst_reg ||
+				    in->imm || BPF_SRC(c) != BPF_K)
+					return fail(err, errlen, pc, "bad jump");
+			} else if (op > BPF_JSLE || op == 0xe0 || op == 0xf0) {
+				return fail(err, errlen, pc, "bad jump 0x%02x", c);
+			} else if (BPF_SRC(c) == BPF_K && in->src_reg) {
+				return fail(err, errlen, pc, "bad source");
+			}
+			break;
+		}
+		default:
+			return fail(err, errlen, pc, "bad opcode 0x%02x", c);
+		}
+	}
+	/* pass 2: jump targets, and no way off the end */
+	for (size_t pc = 0; pc < n; pc++) {
+		const struct bpf_insn *in = &v[pc];
+		uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+		long t;
+
+		if (in->code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			pc++;
+			continue;
+		}
+		if ((cls != BPF_JMP && cls != BPF_JMP32) || op == BPF_CALL ||
+		    op == BPF_EXIT)
+			continue;
+		t = (long)pc + 1 + in->off;
+		if (t < 0 || (size_t)t >= n)
+			return fail(err, errlen, pc, "jump out of the program");
+		if (t > 0 && v[t - 1].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			/* the second half of a LD_IMM64? walk from the start */
+			size_t q = 0;
+
+			while (q < (size_t)t)
+				q += v[q].code == (BPF_LD | BPF_IMM | BPF_DW) ? 2 : 1;
+			if (q != (size_t)t)
+				return fail(err, errlen, pc, "jump into a 64-bit immediate");
+		}
+	}
+	{
+		const struct bpf_insn *last = &v[n - 1];
+
+		if (n >= 2 && v[n - 2].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			size_t q = 0;
+
+			while (q < n - 1)
+				q += v[q].code == (BPF_LD | BPF_IMM | BPF_DW) ? 2 : 1;
+			if (q != n - 1)
+				return fail(err, errlen, n - 1, "the program falls off its end");
+		}
+		if (last->code != (BPF_JMP | BPF_EXIT) &&
+		    last->code != (BPF_JMP | BPF_JA))
+			return fail(err, errlen, n - 1, "the program falls off its end");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the run -- */
+
+struct run {
+	const struct hbpf_prog *p;
+	uint8_t *stack;			/* HBPF_STACK bytes, r10 at the end */
+	const uint8_t *ctx;
+	uint8_t *vals[HBPF_VALS];	/* map values handed out, ring order */
+	uint32_t vsize[HBPF_VALS];
+	int nvals;
+};
+
+/* Host pointer for N bytes at ADDR, or NULL when no region holds them:
+ * the context (read only) or a map value of this run. */
+static void *mem_other(struct run *r, uint64_t addr, uint64_t n, bool write)
+{
+	uint64_t c = (uintptr_t)r->ctx;
+
+	if (!write && r->ctx && addr >= c && addr - c <= r->p->ctx_size &&
+	    n <= r->p->ctx_size - (addr - c))
+		return (void *)(uintptr_t)addr;
+	for (int i = 0; i < r->nvals && i < HBPF_VALS; i++) {
+		uint64_t b = (uintptr_t)r->vals[i];
+
+		if (addr >= b && addr - b <= r->vsize[i] &&
+		    n <= r->vsize[i] - (addr - b))
+			return (void *)(uintptr_t)addr;
+	}
+	return NULL;
+}
+
+/* Host pointer for N bytes at ADDR, or NULL when no region holds them. */
+static inline __attribute__((always_inline)) void *
+mem(struct run *r, uint64_t addr, uint64_t n, bool write)
+{
+	uint64_t s = (uintptr_t)r->stack;
+
+	if (__builtin_expect(addr - s <= HBPF_STACK &&
+			     n <= HBPF_STACK - (addr - s), 1))
+		return (void *)(uintptr_t)addr;
+	return mem_other(r, addr, n, write);
+}
+
+static int map_of(const struct run *r, uint64_t reg)
+{
+	if ((reg & 0xffffffff00000000ull) != HBPF_MAP_TAG ||
+	    (uint32_t)reg >= (uint32_t)r->p->nmaps)
+		return -1;
+	return (int)(uint32_t)reg;
+}
+
+static int call(struct run *r, const struct hbpf_ops *o, void *arg, int id,
+		uint64_t *reg)
+{
+	const struct hbpf_map *m;
+	void *a, *b;
+	int mi;
+
+	switch (id) {
+	case BPF_FUNC_map_lookup_elem:
+	case BPF_FUNC_map_update_elem:
+	case BPF_FUNC_map_delete_elem:
+		mi = map_of(r, reg[1]);
+		if (mi < 0 || r->p->maps[mi].ring)
+			return -EINVAL;
+		m = &r->p->maps[mi];
+		a = mem(r, reg[2], m->key_size, false);
+		if (!a)
+			return -EFAULT;
+		if (id == BPF_FUNC_map_lookup_elem) {
+			uint8_t *v = o->lookup ? o->lookup(arg, mi, a) : NULL;
+
+			if (v) {
+				int s = r->nvals++ % HBPF_VALS;
+
+				r->vals[s] = v;
+				r->vsize[s] = m->value_size;
+			}
+			reg[0] = (uintptr_t)v;
+		} else if (id == BPF_FUNC_map_update_elem) {
+			b = mem(r, reg[3], m->value_size, false);
+			if (!b)
+				return -EFAULT;
+			reg[0] = o->update ? o->update(arg, mi, a, b, reg[4]) :
+				 -ENOSYS;
+		} else {
+			reg[0] = o->del ? o->del(arg, mi, a) : -ENOSYS;
+		}
+		return 0;
+	case BPF_FUNC_ringbuf_output:
+		mi = map_of(r, reg[1]);
+		if (mi < 0 || !r->p->maps[mi].ring)
+			return -EINVAL;
+		a = mem(r, reg[2], reg[3], false);
+		if (!a)
+			return -EFAULT;
+		reg[0] = o->output ? o->output(arg, mi, a, reg[3]) : -ENOSYS;
+		return 0;
+	case BPF_FUNC_probe_read_user:
+	case BPF_FUNC_probe_read_user_str:
+		if (reg[2] > UINT32_MAX)
+			return -EFAULT;
+		a = mem(r, reg[1], reg[2], true);
+		if (!a)
+			return -EFAULT;
+		if (id == BPF_FUNC_probe_read_user && o->read_user) {
+			reg[0] = o->read_user(arg, a, reg[2], reg[3]);
+		} else if (id == BPF_FUNC_probe_read_user_str &&
+			   o->read_user_str) {
+			reg[0] = o->read_user_str(arg, a, reg[2], reg[3]);
+		} else {
+			memset(a, 0, reg[2]);
+			reg[0] = -ENOSYS;
+		}
+		return 0;
+	case BPF_FUNC_get_current_comm:
+		if (reg[2] > UINT32_MAX)
+			return -EFAULT;
+		a = mem(r, reg[1], reg[2], true);
+		if (!a)
+			return -EFAULT;
+		if (o->comm) {
+			reg[0] = o->comm(arg, a, reg[2]);
+		} else {
+			memset(a, 0, reg[2]);
+			reg[0] = -ENOSYS;
+		}
+		return 0;
+	case BPF_FUNC_ktime_get_ns:
+		reg[0] = o->ktime ? o->ktime(arg) : 0;
+		return 0;
+	case BPF_FUNC_get_current_pid_tgid:
+		reg[0] = o->pid_tgid ? o->pid_tgid(arg) : 0;
+		return 0;
+	case BPF_FUNC_get_current_uid_gid:
+		reg[0] = o->uid_gid ? o->uid_gid(arg) : 0;
+		return 0;
+	case BPF_FUNC_get_smp_processor_id:
+		reg[0] = o->cpu ? o->cpu(arg) : 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static uint64_t bswap(uint64_t x, int bits)
+{
+	switch (bits) {
+	case 16:
+		return __builtin_bswap16((uint16_t)x);
+	case 32:
+		return __builtin_bswap32((uint32_t)x);
+	default:
+		return __builtin_bswap64(x);
+	}
+}
+
+/* DST op SRC, 64 bits (ALU64) or 32 (ALU, zero-extended). */
+static uint64_t alu(uint8_t op, bool is64, uint64_t d, uint64_t s, int32_t imm)
+{
+	if (!is64) {
+		uint32_t a = (uint32_t)d, b = (uint32_t)s;
+
+		switch (op) {
+		case BPF_ADD: return (uint32_t)(a + b);
+		case BPF_SUB: return (uint32_t)(a - b);
+		case BPF_MUL: return (uint32_t)(a * b);
+		case BPF_DIV: return b ? a / b : 0;
+		case BPF_MOD: return b ? a % b : a;
+		case BPF_OR: return a | b;
+		case BPF_AND: return a & b;
+		case BPF_XOR: return a ^ b;
+		case BPF_LSH: return (uint32_t)(a << (b & 31));
+		case BPF_RSH: return a >> (b & 31);
+		case BPF_ARSH: return (uint32_t)((int32_t)a >> (b & 31));
+		case BPF_NEG: return (uint32_t)-a;
+		case BPF_MOV: return b;
+		}
+		return 0;
+	}
+	switch (op) {
+	case BPF_ADD: return d + s;
+	case BPF_SUB: return d - s;
+	case BPF_MUL: return d * s;
+	case BPF_DIV: return s ? d / s : 0;
+	case BPF_MOD: return s ? d % s : d;
+	case BPF_OR: return d | s;
+	case BPF_AND: return d & s;
+	case BPF_XOR: return d ^ s;
+	case BPF_LSH: return d << (s & 63);
+	case BPF_RSH: return d >> (s & 63);
+	case BPF_ARSH: return (uint64_t)((int64_t)d >> (s & 63));
+	case BPF_NEG: return -d;
+	case BPF_MOV: return s;
+	}
+	(void)imm;
+	return 0;
+}
+
+bool hbpf_cond(unsigned op, uint64_t a, uint64_t b, bool is32)
+{
+	int64_t sa = (int64_t)a, sb = (int64_t)b;
+
+	if (is32) {
+		a = (uint32_t)a;
+		b = (uint32_t)b;
+		sa = (int32_t)a;
+		sb = (int32_t)b;
+	}
+	switch (op) {
+	case BPF_JEQ: return a == b;
+	case BPF_JNE: return a != b;
+	case BPF_JGT: return a > b;
+	case BPF_JGE: return a >= b;
+	case BPF_JLT: return a < b;
+	case BPF_JLE: return a <= b;
+	case BPF_JSET: return a & b;
+	case BPF_JSGT: return sa > sb;
+	case BPF_JSGE: return sa >= sb;
+	case BPF_JSLT: return sa < sb;
+	default: return sa <= sb;	/* BPF_JSLE */
+	}
+}
+
+static const uint8_t sizes[4] = { 4, 2, 1, 8 };	/* BPF_W H B DW >> 3 */
+
+static uint64_t load(const void *a, int n)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, a, n);	/* little endian: the low bytes */
+	return v;
+}
+
+int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
+	     void *arg, const void *ctx, uint64_t *ret)
+{
+	uint64_t stack[HBPF_STACK / 8], reg[11] = { 0 };
+	const struct bpf_insn *v = p->insns;
+	static const struct hbpf_ops none;
+	const size_t end = p->n;
+	size_t pc = 0;
+	long budget = HBPF_BUDGET;
+	struct run r;
+
+	/* not the value ring: it is read only below nvals */
+	r.p = p;
+	r.stack = (uint8_t *)stack;
+	r.ctx = ctx;
+	r.nvals = 0;
+	if (!ops)
+		ops = &none;
+	reg[1] = (uintptr_t)ctx;
+	reg[10] = (uintptr_t)stack + HBPF_STACK;
+	while (pc < end) {
+		const struct bpf_insn *in = &v[pc];
+		uint8_t c = in->code, cls = BPF_CLASS(c), op = BPF_OP(c);
+		uint64_t src, *d = &reg[in->dst_reg];
+		int n;
+		void *a;
+
+		if (__builtin_expect(--budget < 0, 0))
+			return -E2BIG;
+		/* the instructions codegen emits most, without the general
+		 * decoding; stack accesses checked against the stack only */
+		switch (c) {
+		case BPF_LDX | BPF_MEM | BPF_DW:
+			a = mem(&r, reg[in->src_reg] + (int64_t)in->off, 8, false);
+			if (!a)
+				return -EFAULT;
+			memcpy(d, a, 8);
+			pc++;
+			continue;
+		case BPF_STX | BPF_MEM | BPF_DW:
+		case BPF_ST | BPF_MEM | BPF_DW:
+			src = c == (BPF_ST | BPF_MEM | BPF_DW) ?
+			      (uint64_t)(int64_t)in->imm : reg[in->src_reg];
+			a = mem(&r, *d + (int64_t)in->off, 8, true);
+			if (!a)
+				return -EFAULT;
+			memcpy(a, &src, 8);
+			pc++;
+			continue;
+		case BPF_ALU64 | BPF_MOV | BPF_X:
+			*d = reg[in->src_reg];
+			pc++;
+			continue;
+		case BPF_ALU64 | BPF_MOV | BPF_K:
+			*d = (uint64_t)(int64_t)in->imm;
+			pc++;
+			continue;
+		case BPF_ALU64 | BPF_ADD | BPF_K:
+			*d += (uint64_t)(int64_t)in->imm;
+			pc++;
+			continue;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += 1 + (*d == (uint64_t)(int64_t)in->imm ? in->off : 0);
+			continue;
+		case BPF_JMP | BPF_JA:
+			pc += 1 + in->off;
+			continue;
+		}
+		src = BPF_SRC(c) == BPF_X ? reg[in->src_reg] :
+		      (uint64_t)(int64_t)in->imm;
+		switch (cls) {
+		case BPF_ALU64:
+		case BPF_ALU:
+			if (op == BPF_END) {
+				/* x86 is little endian: to_le only truncates */
+				*d = BPF_SRC(c) == BPF_X ? bswap(*d, in->imm) :
+				     in->imm == 64 ? *d :
+				     *d & ((1ull << in->imm) - 1);
+			} else {
+				if (cls == BPF_ALU && BPF_SRC(c) == BPF_K)
+					src = (uint32_t)in->imm;
+				*d = alu(op, cls == BPF_ALU64, *d, src, in->imm);
+			}
+			break;
+		case BPF_LDX:
+			n = sizes[BPF_SIZE(c) >> 3];
+			a = mem(&r, reg[in->src_reg] + (int64_t)in->off, n, false);
+			if (!a)
+				return -EFAULT;
+			*d = load(a, n);
+			break;
+		case BPF_ST:
+		case BPF_STX: {
+			uint64_t val = cls == BPF_ST ? (uint64_t)(int64_t)in->imm :
+				       reg[in->src_reg];
+
+			n = sizes[BPF_SIZE(c) >> 3];
+			a = mem(&r, *d + (int64_t)in->off, n, true);
+			if (!a)
+				return -EFAULT;
+			if (BPF_MODE(c) == BPF_ATOMIC) {
+				uint64_t old;
+
+				if (n == 8)
+					old = __atomic_fetch_add((uint64_t *)a, val,
+								 __ATOMIC_RELAXED);
+				else
+					old = __atomic_fetch_add((uint32_t *)a,
+								 (uint32_t)val,
+								 __ATOMIC_RELAXED);
+				if (in->imm & BPF_FETCH)
+					reg[in->src_reg] = old;
+			} else {
+				memcpy(a, &val, n);
+			}
+			break;
+		}
+		case BPF_LD:
+			if (pc + 1 >= p->n)
+				return -EINVAL;
+			if (in->src_reg == BPF_PSEUDO_MAP_FD)
+				*d = HBPF_MAP_TAG | (uint32_t)in->imm;
+			else
+				*d = (uint32_t)in->imm |
+				     (uint64_t)(uint32_t)v[pc + 1].imm << 32;
+			pc++;
+			break;
+		case BPF_JMP:
+		case BPF_JMP32:
+			if (op == BPF_EXIT) {
+				*ret = reg[0];
+				return 0;
+			}
+			if (op == BPF_CALL) {
+				int e = call(&r, ops, arg, in->imm, reg);
+
+				if (e)
+					return e;
+				/* r1-r5 are clobbered by a call */
+				reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
+				break;
+			}
+			if (op == BPF_JA || hbpf_cond(op, *d, src, cls == BPF_JMP32))
+				pc += in->off;
+			break;
+		default:
+			return -EINVAL;
+		}
+		pc++;
+	}
+	return -EINVAL;		/* unverified: fell off the end */
+}

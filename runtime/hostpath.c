@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which cuda: clauses run inside the agent (docs/hostpath.md) rather
+ * than as kernel uprobes, and the part of the agent's configuration that
+ * carries them: the programs as compiled for the kernel, and what each
+ * map they use becomes in the agent.
+ */
+#define _GNU_SOURCE
+#include <asm/ptrace.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/codegen.h"
+#include "gpucode/hbpf.h"
+#include "lang/ast.h"
+#include "probes/cuda_priv.h"
+#include "probes/provider.h"
+#include "runtime/hostpath.h"
+
+bool hostpath_off(void)
+{
+	const char *e = getenv(HOSTPATH_ENV_UPROBES);
+
+	return e && *e && strcmp(e, "0");
+}
+
+/* Whether the tree at N takes a stack (ustack, kstack). */
+static bool takes_stack(const struct node *n)
+{
+	for (; n; n = n->next) {
+		if (n->str && (!strcmp(n->str, "ustack") ||
+			       !strcmp(n->str, "kstack")))
+			return true;
+		if (takes_stack(n->a) || takes_stack(n->b) ||
+		    takes_stack(n->c) || takes_stack(n->args))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The agent is started for cuda:launch clauses, unless a cuda: clause
+ * takes a stack: the agent's wrappers sit between the program and the
+ * driver, so a kernel uprobe's stack would show them (the stacks stay
+ * as they are without the agent).
+ */
+bool hostpath_wanted(const struct program *prog, bool verbose)
+{
+	bool launch = false;
+	char ev[64];
+
+	for (const struct clause *c = prog->clauses; c; c = c->next)
+		for (const struct attach *a = c->aps; a; a = a->next) {
+			if (strncmp(a->text, "cuda:", 5))
+				continue;
+			if (takes_stack(c->pred) || takes_stack(c->body))
+				return false;
+			snprintf(ev, sizeof(ev), "%.*s",
+				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
+			if (!fnmatch(ev, "launch", 0))
+				launch = true;
+		}
+	if (launch && hostpath_off()) {
+		if (verbose)
+			fprintf(stderr, "gputrace: %s=1: cuda: clauses run as kernel uprobes\n",
+				HOSTPATH_ENV_UPROBES);
+		return false;
+	}
+	return launch;
+}
+
+static const struct map_sym *sym_of(const struct unit *u, int index)
+{
+	for (const struct map_sym *m = u->maps; m; m = m->next)
+		if (m->index == index)
+			return m;
+	return NULL;
+}
+
+/* What map J of OBJ is to the agent. */
+static void role_of(const struct gt_object *obj, const struct unit *u,
+		    const struct cuda_shared *sh, int j, struct agent_hmap *h)
+{
+	const struct gt_map_def *d = &obj->maps[j];
+	const struct map_sym *m = j < u->nmaps ? sym_of(u, j) : NULL;
+	const struct map_layout *ml = m ? d->meta : NULL;
+
+	memset(h, 0, sizeof(*h));
+	h->key_size = d->key_size;
+	h->value_size = d->value_size;
+	if (m && ml && d->type == GT_MT_PERCPU_HASH && m->val &&
+	    m->val->kind == T_AGG && m->val->agg != AGG_SMLOAD) {
+		h->role = AGENT_HM_AGG;
+		h->devmap = j;
+		h->bucket = ml->has_bucket;
+	} else if (sh && j == sh->names_map) {
+		h->role = AGENT_HM_NAMES;
+	} else if (j == cg_events_map(u)) {
+		h->role = AGENT_HM_EVENTS;
+	} else if (j == cg_lost_map(u)) {
+		h->role = AGENT_HM_LOST;
+	}
+}
+
+static int entry_of(const char *func)
+{
+	static const char *const names[AGENT_HE_END_] = {
+		[AGENT_HE_LAUNCH] = "cuLaunchKernel",
+		[AGENT_HE_LAUNCH_PTSZ] = "cuLaunchKernel_ptsz",
+		[AGENT_HE_COOP] = "cuLaunchCooperativeKernel",
+		[AGENT_HE_COOP_PTSZ] = "cuLaunchCooperativeKernel_ptsz",
+		[AGENT_HE_EX] = "cuLaunchKernelEx",
+		[AGENT_HE_EX_PTSZ] = "cuLaunchKernelEx_ptsz",
+	};
+
+	for (int i = 0; i < AGENT_HE_END_; i++)
+		if (func && !strcmp(func, names[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * Why program P (of OBJ, whose maps are HM) cannot run in the agent, or
+ * NULL; WHY holds the text.
+ */
+static const char *refuse(const struct gt_bpf_prog *prog,
+			  const struct agent_hmap *hm, int nmaps,
+			  bool printf_only, char *why, size_t len)
+{
+	const struct probe *p = prog->probe;
+	const struct cuda_priv *pv = p->priv;
+	struct hbpf_map *maps = calloc(nmaps + 1, sizeof(*maps));
+	struct hbpf_prog hp = {
+		.insns = prog->insns, .n = prog->ninsns, .maps = maps,
+		.nmaps = nmaps, .ctx_size = sizeof(struct pt_regs),
+	};
+	char err[256];
+	int helper, e;
+
+	if (!maps) {
+		snprintf(why, len, "out of memory");
+		return why;
+	}
+	if (entry_of(p->func) < 0) {
+		snprintf(why, len, "the agent has no hook on %s yet", p->func);
+		goto out;
+	}
+	if (pv && pv->glob) {
+		snprintf(why, len, "kernel name GLOBs are matched by the kernel path");
+		goto out;
+	}
+	for (int j = 0; j < nmaps; j++) {
+		maps[j].key_size = hm[j].key_size;
+		maps[j].value_size = hm[j].value_size;
+		maps[j].ring = hm[j].role == AGENT_HM_EVENTS;
+	}
+	for (size_t i = 0; i < prog->ninsns; i++) {
+		const struct bpf_insn *in = &prog->insns[i];
+
+		if (in->code == (BPF_JMP | BPF_CALL) &&
+		    (in->imm == BPF_FUNC_map_delete_elem ||
+		     in->imm == BPF_FUNC_ringbuf_reserve ||
+		     (in->imm == BPF_FUNC_ringbuf_output && !printf_only))) {
+			snprintf(why, len, "%s is not in the agent yet",
+				 in->imm == BPF_FUNC_map_delete_elem ?
+				 "delete()" : in->imm == BPF_FUNC_ringbuf_reserve ?
+				 "join()" : "an event other than printf (print, exit, time...)");
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < prog->ninsns; i++) {
+		const struct bpf_insn *in = &prog->insns[i];
+
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW) ||
+		    in->src_reg != BPF_PSEUDO_MAP_FD)
+			continue;
+		if (in->imm < 0 || in->imm >= nmaps ||
+		    (hm[in->imm].role != AGENT_HM_AGG &&
+		     hm[in->imm].role != AGENT_HM_NAMES &&
+		     !(printf_only && (hm[in->imm].role == AGENT_HM_EVENTS ||
+				       hm[in->imm].role == AGENT_HM_LOST)))) {
+			snprintf(why, len, "map %d is not an aggregation the agent keeps",
+				 in->imm);
+			goto out;
+		}
+	}
+	e = hbpf_verify(&hp, &helper, err, sizeof(err));
+	if (e == -EOPNOTSUPP)
+		snprintf(why, len, "helper %d is the kernel's only", helper);
+	else if (e)
+		snprintf(why, len, "%s", err);
+	else
+		why = NULL;
+	free(maps);
+	return why;
+out:
+	free(maps);
+	return why;
+}
+
+int hostpath_select(struct gt_object *obj, const struct unit *u,
+		    bool verbose, struct agent_config *hc, bool *host_maps)
+{
+	const struct cuda_shared *sh = NULL;
+	bool printf_only = true;
+	char why[300];
+	int n = 0;
+
+	memset(hc, 0, sizeof(*hc));
+	/*
+	 * The agent's events reach the tracer as printf records (checked
+	 * and formatted like device printf): a program whose events are
+	 * all printf may send them from the agent; one event of another
+	 * kind anywhere keeps every clause that sends events on the kernel.
+	 */
+	for (int i = 0; i < u->nevents; i++)
+		if (u->events[i].kind != EV_PRINTF)
+			printf_only = false;
+	for (int i = 0; i < obj->nprogs && !sh; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh)
+			sh = pv->sh;
+	}
+	if (!sh)
+		return 0;
+	if (hostpath_off())
+		return 0;
+	hc->hmaps = calloc(obj->nmaps + 1, sizeof(*hc->hmaps));
+	hc->hprogs = calloc(obj->nprogs + 1, sizeof(*hc->hprogs));
+	if (!hc->hmaps || !hc->hprogs)
+		return -ENOMEM;
+	hc->nhmaps = obj->nmaps;
+	for (int j = 0; j < obj->nmaps; j++)
+		role_of(obj, u, sh, j, &hc->hmaps[j]);
+	for (int i = 0; i < obj->nprogs; i++) {
+		struct gt_bpf_prog *prog = &obj->progs[i];
+		struct probe *p = prog->probe;
+		const struct cuda_priv *pv = p ? p->priv : NULL;
+		struct agent_hprog *hp;
+		const char *no;
+
+		if (!p || p->prov != &provider_cuda || !pv || pv->hidden)
+			continue;
+		no = refuse(prog, hc->hmaps, obj->nmaps, printf_only, why,
+			    sizeof(why));
+		if (no) {
+			if (verbose)
+				fprintf(stderr, "gputrace: %s@%s runs as a kernel uprobe: %s\n",
+					p->name, p->func, no);
+			continue;
+		}
+		hp = &hc->hprogs[hc->nhprogs];
+		hp->entry = entry_of(p->func);
+		hp->ninsns = prog->ninsns;
+		hp->insns = malloc(prog->ninsns * sizeof(*hp->insns));
+		if (!hp->insns)
+			return -ENOMEM;
+		memcpy(hp->insns, prog->insns, prog->ninsns * sizeof(*hp->insns));
+		hc->nhprogs++;
+		p->in_agent = true;
+		for (size_t k = 0; k < prog->ninsns; k++) {
+			const struct bpf_insn *in = &prog->insns[k];
+
+			if (in->code == (BPF_LD | BPF_IMM | BPF_DW) &&
+			    in->src_reg == BPF_PSEUDO_MAP_FD &&
+			    hc->hmaps[in->imm].role == AGENT_HM_AGG)
+				host_maps[in->imm] = true;
+		}
+		if (verbose)
+			fprintf(stderr, "gputrace: %s@%s runs in the agent\n",
+				p->name, p->func);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Launches in a loop, as the CUDA runtime makes them: libcuda.so.1
+ * dlopened, cuLaunchKernel through a pointer from dlsym.  For
+ * tests/accept/cuda_hostpath.sh and bench/hostpath; any driver will do
+ * (the toolkit's stub returns at once).
+ *
+ *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE]
+ *
+ * -r: each thread launches at most RATE times a second (paced every 100
+ * launches), else as fast as it can.
+ * Thread i (0-based) launches LAUNCHES times with grid (i + 1) x 1 x 1,
+ * block 32, on function handle 0x100 + i.  At the end, on stderr:
+ * "cuda_loop: T threads x N launches: X ns per launch" (the launch
+ * loops only: the threads' wall time over all launches).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz,
+			 unsigned bx, unsigned by, unsigned bz,
+			 unsigned shmem, void *stream, void **params,
+			 void **extra);
+
+static launch_fn launch;
+static long nlaunch = 200000, rate;
+static pthread_barrier_t go;
+
+static uint64_t cpu_ns[256];
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void *worker(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+	uint64_t t0, start;
+
+	pthread_barrier_wait(&go);
+	t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	start = now_ns(CLOCK_MONOTONIC);
+	for (long k = 0; k < nlaunch; k++) {
+		launch((void *)(0x100 + i), (unsigned)i + 1, 1, 1, 32, 1, 1, 0,
+		       NULL, NULL, NULL);
+		if (rate && k % 100 == 99) {
+			uint64_t due = start + (uint64_t)(k + 1) * 1000000000ull / rate;
+			struct timespec ts = { due / 1000000000ull,
+					       due % 1000000000ull };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+	}
+	cpu_ns[i] = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long nthreads = 1;
+	pthread_t th[256];
+	uint64_t t0, t1, cpu = 0;
+	void *lib;
+	int c;
+
+	while ((c = getopt(argc, argv, "t:n:r:")) != -1) {
+		if (c == 't')
+			nthreads = atol(optarg);
+		else if (c == 'r')
+			rate = atol(optarg);
+		else if (c == 'n')
+			nlaunch = atol(optarg);
+		else
+			return 2;
+	}
+	if (nthreads < 1 || nthreads > 256 || nlaunch < 1)
+		return 2;
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!lib) {
+		fprintf(stderr, "cuda_loop: %s\n", dlerror());
+		return 1;
+	}
+	launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
+	if (!launch) {
+		fprintf(stderr, "cuda_loop: no cuLaunchKernel\n");
+		return 1;
+	}
+	pthread_barrier_init(&go, NULL, (unsigned)nthreads + 1);
+	for (long i = 0; i < nthreads; i++)
+		if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i))
+			return 1;
+	pthread_barrier_wait(&go);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	for (long i = 0; i < nthreads; i++) {
+		pthread_join(th[i], NULL);
+		cpu += cpu_ns[i];
+	}
+	t1 = now_ns(CLOCK_MONOTONIC);
+	fprintf(stderr, "cuda_loop: %ld threads x %ld launches: %.1f ns per launch (wall), %.1f ns CPU\n",
+		nthreads, nlaunch,
+		(double)(t1 - t0) / ((double)nthreads * nlaunch),
+		(double)cpu / ((double)nthreads * nlaunch));
+	return 0;
+}
