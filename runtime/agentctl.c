@@ -219,7 +219,9 @@ static int make_env(struct agentctl *ac)
 	       asprintf(&ac->env_str[0], "LD_PRELOAD=%s", ac->lib);
 	r[1] = asprintf(&ac->env_str[1], "%s=%s", AGENT_ENV_CONFIG, ac->cfg_path);
 	r[2] = asprintf(&ac->env_str[2], "%s=%s", AGENT_ENV_SOCK, ac->sock_path);
-	r[3] = asprintf(&ac->env_str[3], "%s=%d", AGENT_ENV_SEG, ac->seg_fd);
+	/* the pid: a child whose parent closed the number opens it again */
+	r[3] = asprintf(&ac->env_str[3], "%s=%d:%d", AGENT_ENV_SEG, ac->seg_fd,
+			(int)getpid());
 	for (int i = 0; i < 4; i++) {
 		if (r[i] < 0) {
 			ac->env_str[i] = NULL;

@@ -25,7 +25,8 @@
  * size (1) and cluster scheduling policy (1) the same way.  With
  * HOOKPROG_WAIT_FILE=F it exits only once F exists (10 s at most).  With
  * HOOKPROG_THREAD, OTHER_KERNEL is launched from a thread that main
- * does not wait for.
+ * does not wait for.  With HOOKPROG_CLOSEFDS=N it first closes the
+ * descriptors from 3 to N-1, as daemons and some interpreters do.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -166,6 +167,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: agent_hookprog FATBIN KERNEL [OTHER]\n");
 		return 2;
 	}
+	if (getenv("HOOKPROG_CLOSEFDS"))
+		for (int fd = 3; fd < atoi(getenv("HOOKPROG_CLOSEFDS")); fd++)
+			close(fd);
 	/* RTLD_NEXT must still be relative to the caller, not the agent */
 	printf("RTLD_NEXT %s\n", dlsym(RTLD_NEXT, "dlsym") ==
 	       dlsym(RTLD_DEFAULT, "dlsym") ? "ok" : "broken");
