@@ -409,9 +409,12 @@ void agentctl_warn_idle(const struct agentctl *ac)
 	if (!ac)
 		return;
 	if (!cuda) {
-		fprintf(stderr, "gputrace: WARNING: the target launched no CUDA "
-			"kernel (did it load the CUDA driver?): no gpu: probe "
-			"could fire\n");
+		/* about the probes the program has: gpu:, cuda:complete */
+		if (ac->cfg.nclauses || ac->cfg.ncompletes)
+			fprintf(stderr, "gputrace: WARNING: the target launched "
+				"no CUDA kernel (did it load the CUDA driver?): "
+				"no %s probe could fire\n",
+				ac->cfg.nclauses ? "gpu:" : "cuda:complete");
 		return;
 	}
 	for (int i = 0; i < ac->cfg.nclauses; i++) {

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_version.h>
 
 #include "gpucode/kname.h"
@@ -46,7 +47,13 @@ static struct {
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+				 void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
 } cupti;
+
+static CUpti_SubscriberHandle sub;	/* held while records flow */
+static int subscribed;
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;		/* CUPTI opened, callbacks registered */
@@ -176,6 +183,46 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf,
 	free(buf);
 }
 
+static void no_callback(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id,
+			const void *data)
+{
+}
+
+/*
+ * CUPTI has one subscriber per process: torch.profiler (Kineto) and
+ * Nsight subscribe, and their activity buffers are registered like ours,
+ * which would replace theirs.  We subscribe first; where another client
+ * holds CUPTI, it is left alone (issue 36).  False: held by another.
+ */
+static bool hold_cupti(void)
+{
+	CUptiResult r;
+
+	if (!cupti.subscribe || subscribed)
+		return true;	/* a CUPTI without it: nothing to ask */
+	agent_in_hook++;
+	r = cupti.subscribe(&sub, no_callback, NULL);
+	agent_in_hook--;
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		agent_report("cuda:complete: another CUPTI client holds this "
+			     "process (torch.profiler, Nsight?): left alone, no "
+			     "kernel is timed");
+		return false;
+	}
+	subscribed = r == CUPTI_SUCCESS;
+	return true;
+}
+
+static void release_cupti(void)
+{
+	if (!subscribed)
+		return;
+	agent_in_hook++;
+	cupti.unsubscribe(sub);
+	agent_in_hook--;
+	subscribed = 0;
+}
+
 static void start(void)
 {
 	uint32_t ver = 0;
@@ -204,6 +251,9 @@ static void start(void)
 	}
 	SYM(latency, "cuptiActivityEnableLatencyTimestamps");
 	SYM(dropped, "cuptiActivityGetNumDroppedRecords");
+	if (!SYM(subscribe, "cuptiSubscribe") ||
+	    !SYM(unsubscribe, "cuptiUnsubscribe"))
+		cupti.subscribe = NULL;
 #undef SYM
 	/* records come in the layout of the CUPTI we were built with */
 	if (cupti.get_version(&ver) != CUPTI_SUCCESS ||
@@ -213,6 +263,8 @@ static void start(void)
 			     (unsigned)CUPTI_API_VERSION);
 		return;
 	}
+	if (!hold_cupti())
+		return;
 	agent_in_hook++;
 	ver = cupti.callbacks(buf_request, buf_done) != CUPTI_SUCCESS ||
 	      cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
@@ -221,6 +273,7 @@ static void start(void)
 	if (ver) {
 		agent_report("cuda:complete: CUPTI refused kernel activity "
 			     "records (is another profiler attached?)");
+		release_cupti();
 		return;
 	}
 	if (cupti.latency)	/* `queued` */
@@ -240,11 +293,16 @@ void agent_complete_start(void)
 		;
 	} else if (!loaded) {
 		start();
-	} else {
+	} else if (hold_cupti()) {
+		/* -p again: another client may have registered its buffers
+		 * since, and would get our records */
 		agent_in_hook++;
-		if (cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
+		if (cupti.callbacks(buf_request, buf_done) == CUPTI_SUCCESS &&
+		    cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
 		    CUPTI_SUCCESS)
 			__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+		else
+			release_cupti();
 		agent_in_hook--;
 	}
 	pthread_mutex_unlock(&start_lock);
@@ -272,5 +330,6 @@ void agent_complete_stop(void)
 	cupti.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	__atomic_store_n(&on, 0, __ATOMIC_RELEASE);
+	release_cupti();	/* after a -p detach, others may subscribe */
 }
 #endif /* GT_AGENT_SO */

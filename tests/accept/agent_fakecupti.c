@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_version.h>
 
 #define FAKECUPTI_NS		1000
@@ -32,6 +33,31 @@ static CUpti_ActivityKernel10 pend[MAXREC];
 static int npend;
 static uint64_t now = 1000000;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * One subscriber, as CUPTI: FAKECUPTI_HELD set, another client (a
+ * profiler) holds it already.  Unsubscribing says so on stderr.
+ */
+static int subscribed;
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f,
+			   void *u)
+{
+	if (getenv("FAKECUPTI_HELD") || subscribed)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	subscribed = 1;
+	*h = (CUpti_SubscriberHandle)&subscribed;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	if (!subscribed || h != (CUpti_SubscriberHandle)&subscribed)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	subscribed = 0;
+	fprintf(stderr, "fakecupti: unsubscribed\n");
+	return CUPTI_SUCCESS;
+}
 
 CUptiResult cuptiGetVersion(uint32_t *v)
 {

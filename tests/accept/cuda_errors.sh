@@ -15,6 +15,12 @@ check() {
 check "cuda:nope { }" "unknown cuda probe 'nope'"
 check "cuda:malloc:x* { }" "only cuda:launch and cuda:complete take a kernel name"
 check "cuda:complete { @ = count(); }" "cuda:complete needs -c CMD"
+# --dry-run -p PID compiles it as -p would (the agent's probe)
+sleep 20 &
+sp=$!
+run "$FAKE" --dry-run -p $sp -e "cuda:complete { @ = count(); }"
+kill $sp
+[ "$rc" -eq 0 ] || { cat "$T/err"; echo "--dry-run -p PID refused cuda:complete"; exit 1; }
 check "cuda:launch:vadd { }" "cuda:launch:GLOB needs -p PID or -c CMD"
 check "cuda:launch { @ = size; }" "builtin 'size' is not available in cuda probes"
 check "cuda:memcpy { @ = kernel; }" "builtin 'kernel' is not available in cuda probes"
