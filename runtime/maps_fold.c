@@ -22,22 +22,25 @@ bool type_has_base(const struct type *t)
 	return false;
 }
 
-static bool same(const struct out_val *a, const struct out_val *b)
+bool maps_val_eq(const struct out_val *a, const struct out_val *b)
 {
 	if (a->type != b->type)
 		return false;
 	switch (a->type) {
+	case OV_INT:
+	case OV_UINT:
+		return a->i == b->i;
 	case OV_STR:
-		return a->s && b->s ? !strcmp(a->s, b->s) : a->s == b->s;
+		return a->s && b->s && !strcmp(a->s, b->s);
 	case OV_TUPLE:
 		if (a->nelems != b->nelems)
 			return false;
 		for (int i = 0; i < a->nelems; i++)
-			if (!same(&a->elems[i], &b->elems[i]))
+			if (!maps_val_eq(&a->elems[i], &b->elems[i]))
 				return false;
 		return true;
 	default:
-		return a->i == b->i;
+		return true;
 	}
 }
 
@@ -87,7 +90,7 @@ void maps_fold_alike(struct out_map *om)
 		size_t j;
 
 		for (j = 0; j < n; j++)
-			if (same(&om->entries[j].key, &om->entries[i].key))
+			if (maps_val_eq(&om->entries[j].key, &om->entries[i].key))
 				break;
 		if (j < n)
 			combine(om->agg, &om->entries[j], &om->entries[i]);
