@@ -177,6 +177,9 @@ bool agent_seg_claim(void)
 			fcntl(agent.seg_fd, F_OFD_SETLK, &fl);
 			return false;
 		}
+		/* a forked child's copy would keep the description, and so
+		 * the region's lock, after we are gone */
+		madvise(p, AGENT_SEG_BYTES, MADV_DONTFORK);
 		agent.seg_region = r;
 		agent.seg = p;
 		agent.seg_len = AGENT_SEG_BYTES;
@@ -317,7 +320,11 @@ int agent_segment_fd(int fd)
 static void after_fork_child(void)
 {
 	agent.active = false;
-	agent.seg_fd = -1;	/* the region and its lock are the parent's */
+	/* the region and its lock are the parent's: our copy of the
+	 * private description goes (the lock stays with the parent's) */
+	if (agent.seg_fd >= 0)
+		close(agent.seg_fd);
+	agent.seg_fd = -1;
 	agent_seg_forget();
 	agent.seg = NULL;
 	agent.seg_region = -1;
