@@ -442,6 +442,7 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 	struct program *prog = NULL;
 	char err[4096];
 	int base, ret = -EINVAL;
+	bool sema_check_failed;
 
 	if (!g)
 		return -ENOMEM;
@@ -460,13 +461,12 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 		goto fail;
 	}
 	agent_lib_for_compile(p);
-	ret = sema_check(prog, &sem, &g->u);
+	sema_check_failed = sema_check(prog, &sem, &g->u) != 0;
 	if (!p->dev)
 		provider_agent_lib = NULL;	/* until start_agent() */
-	if (ret) {
-		ret = -EINVAL;
+	ret = -EINVAL;
+	if (sema_check_failed)
 		goto fail;
-	}
 	for (struct clause *cl = prog->clauses; cl; cl = cl->next)
 		if (cl->index >= g->first && check_device(p, g, cl))
 			goto fail;
