@@ -5,7 +5,7 @@
 # tests/gpu/ml/train.py --loop trains (one step, then one Triton add
 # gt_add_kernel, grid G x num_warps W, a step) until a stop file exists.
 # 20 times: gputrace -p attaches with cuda:launch, cuda:complete and
-# gpu:warp on the Triton kernel for about a second, then Ctrl-C detaches.
+# gpu:warp on the Triton kernel for 2 seconds, then Ctrl-C detaches.
 # Checks:
 #   - every cycle: gputrace exits 0; the Triton kernel launched; gpu:warp
 #     = its launches seen by cuda:launch x G x W (exact: the agent sees
@@ -37,8 +37,8 @@ n=1
 while [ $n -le "$CYCLES" ]; do
 	"$GT" -q -f json -o "$T/p$n.out" -p $P -e "$PROBES" >/dev/null 2>"$T/p$n.err" &
 	g=$!
-	sleep 1.5
-	kill -INT $g
+	sleep 2
+	kill -INT $g 2>/dev/null
 	wait $g
 	rc=$?
 	l=$(val p$n @l) c=$(val p$n @c) w=$(val p$n @w)

@@ -14,9 +14,14 @@ cd "$(dirname "$0")/../.." || exit 1
 need_py cupy
 CMD="$PY $ML/cupy_add.py --launches 10"
 for mode in cubin ptx; do
-	CUPY_COMPILE_WITH_PTX=$([ $mode = ptx ] && echo 1 || echo 0)
+	if [ $mode = ptx ]; then
+		CUPY_COMPILE_WITH_PTX=1
+		export CUPY_COMPILE_WITH_PTX
+	else
+		unset CUPY_COMPILE_WITH_PTX
+	fi
 	CUPY_CACHE_DIR=$T/cache-$mode
-	export CUPY_COMPILE_WITH_PTX CUPY_CACHE_DIR
+	export CUPY_CACHE_DIR
 	$CMD >"$T/native.prog" 2>"$T/native.err" ||
 		{ cat "$T/native.err"; bad "$mode: native run" "failed"; continue; }
 	grep -q '^results ok$' "$T/native.prog" || bad "$mode: native" "sums wrong"

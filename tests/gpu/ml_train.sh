@@ -6,16 +6,14 @@
 # GELU, LayerNorm, cross-entropy, Adam; deterministic), replays a CUDA
 # graph of its forward pass 20 times and launches a Triton vector add
 # (gt_add_kernel: grid G, num_warps W) 10 times.  One python process per
-# probe set.  Checks:
+# probe set (ml_triton.sh: the device probes on the Triton kernel).
+# Checks:
 #   - losses, the graph's output and the Triton sums bit-identical to the
 #     native run under every probe set; gputrace exits 0 (target alive)
 #   - the agent's segment is not lost in a python process (no "cannot
 #     map the segment")
 #   - cuda:complete per kernel = launches outside the capture + 20 x the
 #     launches captured (the graph's nodes), every duration > 0
-#   - gpu:warp on the Triton kernel = launches x G x W; gpu:kernel =
-#     launches x G x W x 32 (0: the kernel was not instrumented, FAIL
-#     with gputrace's reason)
 #   - gpu:kernel:* over every kernel with kname(kernel) keys, and
 #     cuda:launch with kname(kernel): results identical, the Triton
 #     kernel's row exact
@@ -24,15 +22,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/gpu/ml/lib.sh
 need_py torch triton
-R=20
-CMD="$PY $ML/train.py --steps 20 --replays $R --adds 10"
-$CMD >"$T/native.prog" 2>"$T/native.err" ||
-	{ cat "$T/native.err"; echo "FAIL native run"; exit 1; }
-grep -q '^add ok$' "$T/native.prog" || { echo "FAIL native: Triton add wrong"; exit 1; }
-set -- $(sed -n 's/^triton gt_add_kernel launches \([0-9]*\) grid \([0-9]*\) warps \([0-9]*\)$/\1 \2 \3/p' "$T/native.prog")
-K=$1 G=$2 W=$3
-[ -n "$W" ] || { echo "FAIL native: no triton line"; exit 1; }
-SAME='\(loss \|graph_out \|add ok\)'
+train_native
 
 # ---- host: every launch (by stream) and every kernel run
 gt host 'cuda:launch { @l[stream, kernel] = count(); }
@@ -61,19 +51,6 @@ while IFS='	' read -r k got want captured; do
 	expect_eq "cuda:complete $k = launches + $R x $captured nodes" "$got" "$want"
 done <"$T/cmp.tsv"
 expect_eq "cuda:complete: durations > 0" "$(val host @z)" 0
-
-# ---- device: the Triton kernel, per warp and per thread
-gt warp 'gpu:warp:gt_add_kernel { @w = count(); }' "$CMD"
-same_as_native warp "$SAME"
-w=$(val warp @w)
-[ "${w:-0}" = 0 ] && bad "gpu:warp gt_add_kernel" "0 warps: $(why_zero warp gt_add_kernel)" ||
-	expect_eq "gpu:warp gt_add_kernel = $K x $G x $W" "$w" $((K * G * W))
-
-gt thread 'gpu:kernel:gt_add_kernel { @t = count(); }' "$CMD"
-same_as_native thread "$SAME"
-t=$(val thread @t)
-[ "${t:-0}" = 0 ] && bad "gpu:kernel gt_add_kernel" "0 threads: $(why_zero thread gt_add_kernel)" ||
-	expect_eq "gpu:kernel gt_add_kernel = $K x $G x $W x 32" "$t" $((K * G * W * 32))
 
 # ---- every kernel (most are SASS only: they run unchanged), short names
 gt all 'gpu:kernel:* { @k[kname(kernel)] = count(); }

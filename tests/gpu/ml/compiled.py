@@ -27,7 +27,7 @@ def main():
         for i in range(args.calls):
             out = fast(x)
             print(f"out {i} {float(out.double().sum()).hex()}", flush=True)
-        if torch.allclose(out, model(x), atol=1e-5):
+        if torch.allclose(out, model(x), rtol=1e-3, atol=1e-4):
             print("compiled ok")
 
 

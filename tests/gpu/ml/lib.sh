@@ -13,6 +13,8 @@
 #			status 0, and the program's lines starting with
 #			PATTERN as in the native run ($T/native.prog)
 #   why_zero NAME KERNEL	gputrace's lines on why KERNEL was not instrumented
+#   train_native	train.py alone: CMD, R (replays), K G W (the Triton
+#			kernel's launches, grid, warps), SAME (its result lines)
 GT=${GPUTRACE:-build/gputrace}
 PY=${PYTHON:-python3}
 ML=tests/gpu/ml
@@ -67,4 +69,16 @@ same_as_native() {	# NAME PATTERN
 # instrumented; say why from gputrace's lines
 why_zero() {	# NAME KERNEL
 	grep -h "$2" "$T/$1.err" | grep -i 'skipped\|SASS\|cannot' | head -3 | tr '\n' ' '
+}
+train_native() {
+	R=20
+	CMD="$PY $ML/train.py --steps 20 --replays $R --adds 10"
+	$CMD >"$T/native.prog" 2>"$T/native.err" ||
+		{ cat "$T/native.err"; echo "FAIL native run"; exit 1; }
+	grep -q '^add ok$' "$T/native.prog" ||
+		{ echo "FAIL native: Triton add wrong"; exit 1; }
+	set -- $(sed -n 's/^triton gt_add_kernel launches \([0-9]*\) grid \([0-9]*\) warps \([0-9]*\)$/\1 \2 \3/p' "$T/native.prog")
+	K=$1 G=$2 W=$3
+	[ -n "$W" ] || { echo "FAIL native: no triton line"; exit 1; }
+	SAME='\(loss \|graph_out \|add ok\)'
 }
