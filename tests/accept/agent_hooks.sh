@@ -256,6 +256,10 @@ for no2d in "" 1; do
 	grep -qx '@k\[vadd\]: 40' "$T/gt" ||
 		{ cat "$T/gt" "$T/gte"; fail "per-kernel count (no 2D copy: '$no2d')"; }
 done
+# kname(kernel) keys a map the same way (the same key, printed short)
+"$GT" -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:warp:vadd { @k[kname(kernel)] = count(); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gt" "$T/gte"; fail "gputrace -c prog, @k[kname(kernel)]"; }
+grep -qx '@k\[vadd\]: 40' "$T/gt" || { cat "$T/gt" "$T/gte"; fail "per-kernel count keyed by kname(kernel)"; }
 "$GT" -c "sh -c true" -e 'gpu:kernel:vadd { @ = count(); }' >"$T/gt" 2>"$T/gte" ||
 	{ cat "$T/gte"; fail "gputrace -c sh"; }
 [ "$(grep -c 'WARNING: the target launched no CUDA kernel' "$T/gte")" = 1 ] ||
