@@ -30,7 +30,11 @@ static pid_t seg_tracer;	/* the tracer's pid, 0: unknown */
 static dev_t seg_dev;
 static ino_t seg_ino;
 
-/* FD moved to a high number, close-on-exec (FD itself on failure). */
+/*
+ * FD moved to a high number, close-on-exec (FD itself on failure): near
+ * the soft limit, but below 1024, where select() still works and the
+ * descriptor table (copied at every fork) stays small.
+ */
 int agent_fd_high(int fd)
 {
 	struct rlimit rl;
@@ -41,7 +45,7 @@ int agent_fd_high(int fd)
 		return fd;
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur > 128)
-		lo = (long)rl.rlim_cur - 64;
+		lo = (rl.rlim_cur < 1024 ? (long)rl.rlim_cur : 1024) - 64;
 	n = fcntl(fd, F_DUPFD_CLOEXEC, lo);
 	if (n < 0)
 		n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
