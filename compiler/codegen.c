@@ -985,6 +985,8 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, dst + 8));
 		} else if (!strcmp(n->str, "str") || !strcmp(n->str, "buf")) {
 			gen_read_call(g, n, dst);
+		} else if (!strcmp(n->str, "kname")) {
+			gen_to(g, n->args, dst);	/* the key; printed short */
 		} else if (!strcmp(n->str, "usym")) {
 			/* the address, then the pid */
 			gen_int(g, n->args);

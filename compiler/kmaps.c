@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Maps keyed by the kernel alone: `@k[kernel] = count()` (or hist()) in
+ * Maps keyed by the kernel alone: `@k[kernel] = count()` (or hist(); or
+ * `@k[kname(kernel)]`, the same key printed short) in
  * device clauses, and nothing else touching @k on the device.  The key is
  * the same for every thread of a launch, so the agent gives each kernel
  * its own slot, filled in ahead (the key written into every shard), and
@@ -19,11 +20,19 @@ struct kuse {
 	int good, bad;
 };
 
+static bool is_kernel(const struct node *k)
+{
+	return k->kind == N_BUILTIN && !strcmp(k->str, "kernel");
+}
+
+/* kernel, or kname(kernel): the same key bytes, printed short */
 static bool is_kernel_key(const struct node *map)
 {
 	const struct node *k = map->args;
 
-	return k && !k->next && k->kind == N_BUILTIN && !strcmp(k->str, "kernel");
+	return k && !k->next &&
+	       (is_kernel(k) || (k->kind == N_CALL && !strcmp(k->str, "kname") &&
+				 k->args && is_kernel(k->args)));
 }
 
 static void walk(struct kuse *use, const struct node *n);

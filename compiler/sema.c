@@ -271,7 +271,7 @@ const char *const sema_function_names[] = {
 	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist",
 	"smload", "str", "buf", "strncmp", "strftime", "join", "cat",
 	"system", "signal", "sizeof", "ustack", "kstack", "usym", "ksym",
-	"uaddr", NULL,
+	"uaddr", "kname", NULL,
 };
 
 static bool builtin_known(const char *name)
@@ -644,11 +644,26 @@ static struct type *check_value_call(struct ctx *c, struct node *n)
 			    type_str(ta), type_str(tb));
 			return NULL;
 		}
+		if (ta->symbol || tb->symbol) {
+			/* as '==' is refused: a kernel key is no text */
+			err(c, ta->symbol ? a->loc : b->loc, "strncmp() cannot "
+			    "read 'kernel' as text; select kernels with a GLOB "
+			    "in the probe (cuda:launch:GLOB, gpu:kernel:GLOB)");
+			return NULL;
+		}
 		if (literal_arg(c, n, b->next, "length") < 0)
 			return NULL;
 		return type_int(false);
 	}
 	/* str(p[, n]), buf(p, n) */
+	if (ta->kind == T_STR && ta->symbol) {
+		/* str(kernel) is kernel; a part of its key is nothing */
+		if (!b && f[0] == 's')
+			return ta;
+		err(c, a->loc, "%s() cannot cut 'kernel' (a kernel key, shown "
+		    "as its name when printed)", f);
+		return NULL;
+	}
 	if (!type_is_num(ta) && !(ta->kind == T_STR && f[0] == 's')) {
 		err(c, a->loc, "%s() expects a pointer%s, not %s", f,
 		    f[0] == 's' ? " or a string" : "", type_str(ta));
@@ -774,6 +789,29 @@ static struct type *check_uaddr(struct ctx *c, struct node *n)
 	return t;
 }
 
+/*
+ * kname(kernel): the same key, printed short (runtime/kname_fold.c);
+ * map entries that print alike are one.  Host and device clauses.
+ */
+static struct type *check_kname(struct ctx *c, struct node *n)
+{
+	struct type *t;
+
+	if (n->nargs != 1) {
+		err(c, n->loc, "kname() takes 1 argument, %d given", n->nargs);
+		return NULL;
+	}
+	t = check_expr(c, n->args);
+	if (!t)
+		return NULL;
+	if (t->kind != T_STR || !t->symbol) {
+		err(c, n->args->loc, "kname() takes 'kernel', not %s",
+		    type_str(t));
+		return NULL;
+	}
+	return type_symbol_base();
+}
+
 static struct type *check_call(struct ctx *c, struct node *n)
 {
 	const char *f = n->str;
@@ -786,6 +824,8 @@ static struct type *check_call(struct ctx *c, struct node *n)
 	}
 	if (!strcmp(f, "printf"))
 		return check_printf(c, n);
+	if (!strcmp(f, "kname"))
+		return check_kname(c, n);
 	if (c->ci->device && strcmp(f, "delete")) {
 		err(c, n->loc, "%s() is not available in gpu: probes", f);
 		return NULL;

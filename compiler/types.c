@@ -107,6 +107,14 @@ struct type *type_symbol(void)
 	return t;
 }
 
+struct type *type_symbol_base(void)
+{
+	struct type *t = type_symbol();
+
+	t->base = true;
+	return t;
+}
+
 struct type *type_tuple(struct type **elems, int n)
 {
 	struct type *t = mk(T_TUPLE, 0);
@@ -175,6 +183,9 @@ bool type_same(const struct type *a, const struct type *b)
 		       a->limit == b->limit;
 	case T_SYM:
 		return a->user == b->user;
+	case T_STR:
+		/* kname(kernel) and kernel key a map differently */
+		return a->base == b->base;
 	default:
 		return true;
 	}

@@ -43,6 +43,7 @@ struct type {
 	enum type_kind kind;
 	bool is_signed;		/* T_INT; T_AGG: of the aggregated values */
 	bool symbol;		/* T_STR: a mangled name, shown demangled */
+	bool base;		/* symbol: shown short, kname(kernel) */
 	bool ptr;		/* T_INT: an address (uaddr), a key shows 0x.. */
 	bool user;		/* T_STACK, T_SYM: user space, not the kernel */
 	bool perf;		/* T_STACK: perf's format (address, module) */
@@ -80,6 +81,7 @@ struct type *type_probe(void);
 bool type_is_num(const struct type *t);
 struct type *type_string(void);
 struct type *type_symbol(void);	/* a string shown demangled (kernel) */
+struct type *type_symbol_base(void);	/* kname(kernel): shown short */
 struct type *type_tuple(struct type **elems, int n);
 struct type *type_agg(enum agg_kind agg, bool is_signed);
 struct type *type_stack(bool user, bool perf, int limit);

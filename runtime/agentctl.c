@@ -260,7 +260,9 @@ static int make_env(struct agentctl *ac)
 	       asprintf(&ac->env_str[0], "LD_PRELOAD=%s", ac->lib);
 	r[1] = asprintf(&ac->env_str[1], "%s=%s", AGENT_ENV_CONFIG, ac->cfg_path);
 	r[2] = asprintf(&ac->env_str[2], "%s=%s", AGENT_ENV_SOCK, ac->sock_path);
-	r[3] = asprintf(&ac->env_str[3], "%s=%d", AGENT_ENV_SEG, ac->seg_fd);
+	/* the pid: a child whose parent closed the number opens it again */
+	r[3] = asprintf(&ac->env_str[3], "%s=%d:%d", AGENT_ENV_SEG, ac->seg_fd,
+			(int)getpid());
 	for (int i = 0; i < 4; i++) {
 		if (r[i] < 0) {
 			ac->env_str[i] = NULL;
@@ -463,12 +465,12 @@ void agentctl_warn_idle(const struct agentctl *ac)
 	if (!ac)
 		return;
 	if (!cuda) {
-		/* host clauses alone (docs/hostpath.md): nothing to say */
-		if (!ac->cfg.nclauses && !ac->cfg.ncompletes)
-			return;
-		fprintf(stderr, "gputrace: WARNING: the target launched no CUDA "
-			"kernel (did it load the CUDA driver?): no gpu: probe "
-			"could fire\n");
+		/* about the probes the program has: gpu:, cuda:complete */
+		if (ac->cfg.nclauses || ac->cfg.ncompletes)
+			fprintf(stderr, "gputrace: WARNING: the target launched "
+				"no CUDA kernel (did it load the CUDA driver?): "
+				"no %s probe could fire\n",
+				ac->cfg.nclauses ? "gpu:" : "cuda:complete");
 		return;
 	}
 	for (int i = 0; i < ac->cfg.nclauses; i++) {

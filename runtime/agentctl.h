@@ -167,9 +167,10 @@ void agentctl_zero(struct agentctl *ac, int map_index);
 uint64_t agentctl_lost(struct agentctl *ac);
 
 /*
- * At the end: say (stderr, one line each) when no gpu: probe could fire:
- * no process of the target launched a CUDA kernel, or a clause's GLOB
- * matched no kernel that the agents met.
+ * At the end: say (stderr, one line each) when no gpu: (or, without
+ * those, cuda:complete) probe could fire: no process of the target
+ * launched a CUDA kernel, or a clause's GLOB matched no kernel that the
+ * agents met.
  */
 void agentctl_warn_idle(const struct agentctl *ac);
 

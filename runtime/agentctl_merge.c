@@ -251,28 +251,6 @@ static bool rebase(const struct agentctl_base *b, uint32_t kind,
 
 /* ------------------------------------------------------- decoding -- */
 
-static bool val_eq(const struct out_val *a, const struct out_val *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case OV_INT:
-	case OV_UINT:
-		return a->i == b->i;
-	case OV_STR:
-		return a->s && b->s && !strcmp(a->s, b->s);
-	case OV_TUPLE:
-		if (a->nelems != b->nelems)
-			return false;
-		for (int i = 0; i < a->nelems; i++)
-			if (!val_eq(&a->elems[i], &b->elems[i]))
-				return false;
-		return true;
-	default:
-		return true;
-	}
-}
-
 static uint64_t val_hash(const struct out_val *v, uint64_t h)
 {
 	h = hash_bytes(&v->type, sizeof(v->type), h);
@@ -443,7 +421,7 @@ int agentctl_merge(struct agentctl *ac, int map_index, struct out_map *om)
 		decode_key(m, t.keys + i * t.klen, &keys[i]);
 		h = val_hash(&keys[i], 0) & (nh - 1);
 		for (; hidx[h]; h = (h + 1) & (nh - 1))
-			if (val_eq(key_at(om, keys, creator, hidx[h] - 1),
+			if (maps_val_eq(key_at(om, keys, creator, hidx[h] - 1),
 				   &keys[i])) {
 				match[i] = (long)hidx[h] - 1;
 				break;

@@ -445,7 +445,8 @@ int main(int argc, char **argv)
 		}
 	}
 	provider_target_cmd = cmd;
-	if (cmd && dry_run)	/* cuda:complete's probe is in the agent */
+	/* cuda:complete's probe is in the agent (-c or -p) */
+	if ((cmd || sopts.pid) && dry_run)
 		provider_agent_lib = dry_lib = agentctl_find_lib(NULL);
 	if (ast_parse(&src, &prog))
 		goto out;

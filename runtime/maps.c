@@ -12,6 +12,7 @@
 #include "gpucode/kname.h"
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
+#include "runtime/kname_fold.h"
 #include "runtime/knames.h"
 #include "runtime/fmt.h"
 #include "runtime/maps.h"
@@ -130,7 +131,7 @@ static void decode(const struct type *t, const void *p, struct out_val *v,
 
 			snprintf(buf, sizeof(buf), "unknown#%016llx",
 				 (unsigned long long)h);
-			v->s = strdup(n ? n : buf);
+			v->s = t->base && n ? kname_fold(n) : strdup(n ? n : buf);
 			break;
 		}
 		v->s = strndup(p, GT_STRLEN);
@@ -141,6 +142,14 @@ static void decode(const struct type *t, const void *p, struct out_val *v,
 			if (d) {
 				free((char *)v->s);
 				v->s = d;
+			}
+		}
+		if (t->base && v->s) {
+			char *f = kname_fold(v->s);
+
+			if (f) {
+				free((char *)v->s);
+				v->s = f;
 			}
 		}
 		break;
@@ -331,6 +340,8 @@ int maps_read(const struct gt_object *obj, int idx, struct out_map *om)
 	free(key);
 	free(next);
 	free(vals);
+	if (!err && m->key && type_has_base(m->key))
+		maps_fold_alike(om);	/* kname(kernel): one row per name */
 	return err;
 }
 

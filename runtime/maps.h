@@ -18,6 +18,13 @@ void maps_val_free(struct out_val *v);
 /* The unit's strftime() formats, which decoding a timestamp needs. */
 void maps_set_tfmts(const char **fmts, int n);
 
+/* maps_fold.c: whether type T holds kname(kernel); entries of OM whose
+ * keys print alike made one (their values combined). */
+bool type_has_base(const struct type *t);
+/* Decoded values alike (the device half of a map is folded by them). */
+bool maps_val_eq(const struct out_val *a, const struct out_val *b);
+void maps_fold_alike(struct out_map *om);
+
 int maps_clear(const struct gt_object *obj, int idx);
 int maps_zero(const struct gt_object *obj, int idx);
 

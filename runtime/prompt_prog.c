@@ -142,11 +142,11 @@ static bool cuda_running(const struct prompt *p)
 }
 
 /*
- * gpu: probes run in the attached target through the agent, one set at
- * a time (docs/prompt.md); cuda:complete needs the agent before the
- * target's first launch, so a script.  gpu:sample is a host probe but
- * needs the agent too (it turns PC sampling on at the next launch in
- * each context).  Marks G device.
+ * gpu: probes and cuda:complete run in the attached target through the
+ * agent (CUPTI times the kernels there), one set at a time
+ * (docs/prompt.md).  gpu:sample is a host probe but needs the agent too
+ * (it turns PC sampling on at the next launch in each context).  Marks
+ * G device.
  */
 static int check_device(struct prompt *p, struct pr_gen *g, struct clause *cl)
 {
@@ -154,18 +154,20 @@ static int check_device(struct prompt *p, struct pr_gen *g, struct clause *cl)
 
 	for (int j = 0; j < ci->nprobes; j++) {
 		const struct probe *pr = ci->probes[j];
+		bool complete = !strncmp(pr->name, "cuda:complete", 13);
 		const char *why = NULL;
 
-		if (!strncmp(pr->name, "cuda:complete", 13))
-			why = "cuda:complete needs the in-process agent from "
-			      "the target's start; use -c or -p with a script";
-		else if (!pr->prov->device && pr->prov != &provider_gpu_sample)
+		if (!pr->prov->device && !complete &&
+		    pr->prov != &provider_gpu_sample)
 			continue;
 		else if (!p->pid)
-			why = "gpu: probes need a target: attach PID first";
+			why = complete ? "cuda:complete needs a target: attach "
+					 "PID first" :
+			      "gpu: probes need a target: attach PID first";
 		else if (p->dev)
-			why = "gpu: clauses are running already: remove them "
-			      "first (the agent takes one set at a time)";
+			why = "gpu: or cuda:complete clauses are running "
+			      "already: remove them first (the agent takes one "
+			      "set at a time)";
 		else if (cuda_running(p))
 			why = "cuda: probes sit on libcuda's entry points, "
 			      "which the agent patches: remove them first, and "
@@ -179,11 +181,14 @@ static int check_device(struct prompt *p, struct pr_gen *g, struct clause *cl)
 	return 0;
 }
 
-/* Load the agent into the target with G's gpu: clauses. */
+/* Load the agent into the target with G's gpu: and cuda:complete
+ * clauses. */
 static int start_agent(struct prompt *p, struct pr_gen *g)
 {
 	struct agentctl_opts ao = { .verbose = p->verbose,
 				    .attach_pid = p->pid };
+	const char *const *globs = NULL;
+	int n;
 
 	const char *const *sglobs;
 	uint32_t period;
@@ -192,6 +197,9 @@ static int start_agent(struct prompt *p, struct pr_gen *g)
 	if (inject_check(p->pid) || agentctl_open(&ao, &g->ac))
 		return -EINVAL;
 	agentctl_set_samples(g->ac, sglobs, nsample, period);
+	n = cuda_complete_globs(&g->obj, &globs);
+	if (n > 0)
+		agentctl_set_completes(g->ac, globs, n);
 	if (!agentctl_configure(g->ac, g->u, &g->ds)) {
 		session_use_agent(&g->s, g->ac);
 		if (!inject_agentctl(p->pid, g->ac, p->verbose))
@@ -220,6 +228,30 @@ static void stop_agent(struct prompt *p, struct pr_gen *g)
 		p->dev = NULL;
 		provider_agent_lib = provider_hooked_lib = NULL;
 	}
+}
+
+/*
+ * cuda:complete's uprobe is on the agent library, which a line compiles
+ * against before the agent is in the target: its path, while no agent
+ * runs (the one agentctl_open() will inject).
+ */
+static void agent_lib_for_compile(struct prompt *p)
+{
+	static char *lib;
+
+	if (p->dev || !p->pid || provider_agent_lib)
+		return;
+	if (!lib)
+		lib = agentctl_find_lib(NULL);
+	provider_agent_lib = lib;
+}
+
+static bool has_device_progs(const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++)
+		if (obj->progs[i].probe->prov->device)
+			return true;
+	return false;
 }
 
 int pr_agent_fd(struct prompt *p)
@@ -418,6 +450,7 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 	struct program *prog = NULL;
 	char err[4096];
 	int base, ret = -EINVAL;
+	bool sema_check_failed;
 
 	if (!g)
 		return -ENOMEM;
@@ -435,7 +468,12 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 		fprintf(stderr, "%s: error: no probe clause\n", name);
 		goto fail;
 	}
-	if (sema_check(prog, &sem, &g->u))
+	agent_lib_for_compile(p);
+	sema_check_failed = sema_check(prog, &sem, &g->u) != 0;
+	if (!p->dev)
+		provider_agent_lib = NULL;	/* until start_agent() */
+	ret = -EINVAL;
+	if (sema_check_failed)
 		goto fail;
 	for (struct clause *cl = prog->clauses; cl; cl = cl->next)
 		if (cl->index >= g->first && check_device(p, g, cl))
@@ -443,7 +481,7 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 	g->have_obj = true;
 	if (cg_build(g->u, &copts, &g->obj))
 		goto fail;
-	if (g->device) {
+	if (g->device && has_device_progs(&g->obj)) {
 		if (device_verify(g->u, &g->obj, NULL) ||
 		    device_lower(g->u, &g->obj, &g->ds))
 			goto fail;

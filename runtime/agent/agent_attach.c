@@ -107,6 +107,7 @@ EXPORT int gputrace_attach(const char *sock)
 	}
 	agent.sock = fd;
 	agent.standalone = false;
+	agent_seg_forget();
 	if ((r = agent_segment_fd(fds[1])) < 0) {
 		agent_report("cannot map the segment: %s; device maps will "
 			     "not be collected", strerror(-r));

@@ -50,6 +50,9 @@ static struct {
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
 	void *cb_name;		/* cuptiGetCallbackName, for the timeline */
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
+				 void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
 } cupti;
 
 /* What --timeline draws besides the kernels. */
@@ -59,6 +62,9 @@ static const CUpti_ActivityKind timeline_kinds[] = {
 	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2,
 };
 #define NTIMELINE_KINDS	(sizeof(timeline_kinds) / sizeof(timeline_kinds[0]))
+
+static CUpti_SubscriberHandle sub;	/* held while records flow */
+static int subscribed;
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;		/* CUPTI opened, callbacks registered */
@@ -212,6 +218,46 @@ static bool wanted(void)
 	return agent.cfg.ncompletes || agent.cfg.timeline;
 }
 
+static void no_callback(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id,
+			const void *data)
+{
+}
+
+/*
+ * CUPTI has one subscriber per process: torch.profiler (Kineto) and
+ * Nsight subscribe, and their activity buffers are registered like ours,
+ * which would replace theirs.  We subscribe first; where another client
+ * holds CUPTI, it is left alone (issue 36).  False: held by another.
+ */
+static bool hold_cupti(void)
+{
+	CUptiResult r;
+
+	if (!cupti.subscribe || subscribed)
+		return true;	/* a CUPTI without it: nothing to ask */
+	agent_in_hook++;
+	r = cupti.subscribe(&sub, no_callback, NULL);
+	agent_in_hook--;
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		agent_report("cuda:complete: another CUPTI client holds this "
+			     "process (torch.profiler, Nsight?): left alone, no "
+			     "kernel is timed");
+		return false;
+	}
+	subscribed = r == CUPTI_SUCCESS;
+	return true;
+}
+
+static void release_cupti(void)
+{
+	if (!subscribed)
+		return;
+	agent_in_hook++;
+	cupti.unsubscribe(sub);
+	agent_in_hook--;
+	subscribed = 0;
+}
+
 static void start(void)
 {
 	uint32_t ver = 0;
@@ -241,6 +287,9 @@ static void start(void)
 	SYM(latency, "cuptiActivityEnableLatencyTimestamps");
 	SYM(dropped, "cuptiActivityGetNumDroppedRecords");
 	SYM(cb_name, "cuptiGetCallbackName");
+	if (!SYM(subscribe, "cuptiSubscribe") ||
+	    !SYM(unsubscribe, "cuptiUnsubscribe"))
+		cupti.subscribe = NULL;
 #undef SYM
 	/* records come in the layout of the CUPTI we were built with */
 	if (cupti.get_version(&ver) != CUPTI_SUCCESS ||
@@ -250,6 +299,8 @@ static void start(void)
 			     (unsigned)CUPTI_API_VERSION);
 		return;
 	}
+	if (!hold_cupti())
+		return;
 	if (agent.cfg.timeline)
 		agent_timeline_open(cupti.cb_name);
 	agent_in_hook++;
@@ -259,6 +310,7 @@ static void start(void)
 	if (ver) {
 		agent_report("cuda:complete: CUPTI refused kernel activity "
 			     "records (is another profiler attached?)");
+		release_cupti();
 		return;
 	}
 	if (cupti.latency)	/* `queued` */
@@ -291,12 +343,17 @@ void agent_complete_start(void)
 		;
 	} else if (!loaded) {
 		start();
-	} else {
+	} else if (hold_cupti()) {
+		/* -p again: another client may have registered its buffers
+		 * since, and would get our records */
 		if (agent.cfg.timeline)
 			agent_timeline_open(cupti.cb_name);
 		agent_in_hook++;
-		if (!enable_kinds())
+		if (cupti.callbacks(buf_request, buf_done) == CUPTI_SUCCESS &&
+		    !enable_kinds())
 			__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+		else
+			release_cupti();
 		agent_in_hook--;
 	}
 	pthread_mutex_unlock(&start_lock);
@@ -328,5 +385,6 @@ void agent_complete_stop(void)
 	cupti.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	__atomic_store_n(&on, 0, __ATOMIC_RELEASE);
 	agent_timeline_close();
+	release_cupti();	/* after a -p detach, others may subscribe */
 }
 #endif /* GT_AGENT_SO */

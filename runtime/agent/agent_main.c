@@ -155,15 +155,16 @@ bool agent_seg_claim(void)
 {
 	if (agent.seg)
 		return true;
-	if (agent.seg_fd < 0)
+	if (!agent_seg_usable())
 		return false;
-	/* record locks are per process: one process per region */
+	/* one process per region: a lock of our own description (the
+	 * program closing another descriptor of the segment keeps it) */
 	for (int r = 0; r < agent.seg_regions; r++) {
 		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 				    .l_start = r, .l_len = 1 };
 		void *p;
 
-		if (fcntl(agent.seg_fd, F_SETLK, &fl) < 0)
+		if (fcntl(agent.seg_fd, F_OFD_SETLK, &fl) < 0)
 			continue;
 		/* only our region is mapped (the segment is 8 GiB sparse) */
 		p = mmap(NULL, AGENT_SEG_BYTES, PROT_READ | PROT_WRITE,
@@ -173,9 +174,12 @@ bool agent_seg_claim(void)
 					  "device maps are not collected",
 					  strerror(errno));
 			fl.l_type = F_UNLCK;	/* the region stays free */
-			fcntl(agent.seg_fd, F_SETLK, &fl);
+			fcntl(agent.seg_fd, F_OFD_SETLK, &fl);
 			return false;
 		}
+		/* a forked child's copy would keep the description, and so
+		 * the region's lock, after we are gone */
+		madvise(p, AGENT_SEG_BYTES, MADV_DONTFORK);
 		agent.seg_region = r;
 		agent.seg = p;
 		agent.seg_len = AGENT_SEG_BYTES;
@@ -301,16 +305,6 @@ int agent_connect_tracer(const char *path)
 	return fd;
 }
 
-static int map_segment(const char *s)
-{
-	char *end;
-	long fd = strtol(s, &end, 10);
-
-	if (*s == '\0' || *end || fd < 0 || fd > 1 << 20)
-		return -EINVAL;
-	return agent_segment_fd((int)fd);
-}
-
 int agent_segment_fd(int fd)
 {
 	struct stat st;
@@ -331,7 +325,12 @@ int agent_segment_fd(int fd)
 static void after_fork_child(void)
 {
 	agent.active = false;
-	agent.seg_fd = -1;	/* the region and its lock are the parent's */
+	/* the region and its lock are the parent's: our copy of the
+	 * private description goes (the lock stays with the parent's) */
+	if (agent.seg_fd >= 0)
+		close(agent.seg_fd);
+	agent.seg_fd = -1;
+	agent_seg_forget();
 	agent.seg = NULL;
 	agent.seg_region = -1;
 	if (agent.sock >= 0)
@@ -405,11 +404,13 @@ __attribute__((constructor)) static void agent_init(void)
 			    "tracing", sock, strerror(-r));
 			return;
 		}
-		agent.sock = r;
+		/* out of the way of a program that closes or reuses low
+		 * descriptors */
+		agent.sock = agent_fd_high(r);
 	} else {
 		agent.standalone = true;
 	}
-	if (seg && *seg && (r = map_segment(seg)) < 0)
+	if (seg && *seg && (r = agent_seg_open(seg)) < 0)
 		agent_report("cannot map the segment (fd %s): %s; device maps "
 			     "will not be collected", seg, strerror(-r));
 	agent_fork_handler_once();

@@ -97,6 +97,13 @@ struct agent_state {
 
 extern struct agent_state agent AGENT_HIDDEN;
 
+/* ---- agent_fdkeep.c ---- */
+
+int agent_fd_high(int fd) AGENT_HIDDEN;
+int agent_seg_open(const char *env) AGENT_HIDDEN;
+bool agent_seg_usable(void) AGENT_HIDDEN;
+void agent_seg_forget(void) AGENT_HIDDEN;
+
 /* One report line (instrumented, skipped, failed): tracer or stderr. */
 void agent_report(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2))) AGENT_HIDDEN;

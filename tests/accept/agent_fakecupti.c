@@ -62,6 +62,31 @@ static uint32_t corr;
 static uint64_t now = 1000000;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * One subscriber, as CUPTI: FAKECUPTI_HELD set, another client (a
+ * profiler) holds it already.  Unsubscribing says so on stderr.
+ */
+static int subscribed;
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f,
+			   void *u)
+{
+	if (getenv("FAKECUPTI_HELD") || subscribed)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	subscribed = 1;
+	*h = (CUpti_SubscriberHandle)&subscribed;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	if (!subscribed || h != (CUpti_SubscriberHandle)&subscribed)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	subscribed = 0;
+	fprintf(stderr, "fakecupti: unsubscribed\n");
+	return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiGetVersion(uint32_t *v)
 {
 	*v = CUPTI_API_VERSION;

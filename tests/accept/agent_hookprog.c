@@ -28,6 +28,8 @@
  * does not wait for.  With HOOKPROG_LIBRARY, FATBIN (any image) is loaded
  * with cuLibraryLoadData and KERNEL found with cuLibraryGetKernel and
  * cuKernelGetFunction, as the CUDA runtime does since 12.0.
+ * does not wait for.  With HOOKPROG_CLOSEFDS=N it first closes the
+ * descriptors from 3 to N-1, as daemons and some interpreters do.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -171,6 +173,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: agent_hookprog FATBIN KERNEL [OTHER]\n");
 		return 2;
 	}
+	if (getenv("HOOKPROG_CLOSEFDS"))
+		for (int fd = 3; fd < atoi(getenv("HOOKPROG_CLOSEFDS")); fd++)
+			close(fd);
 	/* RTLD_NEXT must still be relative to the caller, not the agent */
 	printf("RTLD_NEXT %s\n", dlsym(RTLD_NEXT, "dlsym") ==
 	       dlsym(RTLD_DEFAULT, "dlsym") ? "ok" : "broken");

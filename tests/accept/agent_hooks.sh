@@ -275,6 +275,10 @@ if [ -x "$PTXAS" ]; then
 	"$PTXAS" -arch="$tgt" "$T/mem.ptx" -o /dev/null 2>"$T/px" ||
 		{ cat "$T/px"; fail "gpu:mem: ptxas on the agent's splice"; }
 fi
+# kname(kernel) keys a map the same way (the same key, printed short)
+"$GT" -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:warp:vadd { @k[kname(kernel)] = count(); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gt" "$T/gte"; fail "gputrace -c prog, @k[kname(kernel)]"; }
+grep -qx '@k\[vadd\]: 40' "$T/gt" || { cat "$T/gt" "$T/gte"; fail "per-kernel count keyed by kname(kernel)"; }
 "$GT" -c "sh -c true" -e 'gpu:kernel:vadd { @ = count(); }' >"$T/gt" 2>"$T/gte" ||
 	{ cat "$T/gte"; fail "gputrace -c sh"; }
 [ "$(grep -c 'WARNING: the target launched no CUDA kernel' "$T/gte")" = 1 ] ||

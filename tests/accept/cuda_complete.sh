@@ -42,4 +42,22 @@ want "
 
 
 @runs: 9" "every record's duration and queue time"
+grep -q 'another CUPTI client' "$T/err" && fail "CUPTI reported held"
+
+# another CUPTI client (torch.profiler, Nsight) holds the process: one
+# line, nothing timed, the program runs as it would
+FAKECUPTI_HELD=1 run 'cuda:complete { @runs = count(); }'
+[ "$(grep -c 'cuda:complete: another CUPTI client holds this process' "$T/err")" = 1 ] ||
+	{ cat "$T/err"; fail "no line for a CUPTI held by another client"; }
+grep -qx '@runs: 0' "$T/maps" || { cat "$T/maps"; fail "records from a held CUPTI"; }
+[ "$(grep -c '^cuLaunch.*: original$' "$T/out")" = 6 ] ||
+	{ cat "$T/out"; fail "the program's launches changed under a held CUPTI"; }
+grep -q 'no cuda:complete probe could fire\|no gpu: probe' "$T/err" &&
+	{ cat "$T/err"; fail "a warning about probes the program does not have"; }
+# a target without CUDA: the warning names the probes the program has
+LD_LIBRARY_PATH=$T GPUTRACE_AGENT_LIB=$AGENT timeout -k 2 30 "$GT" -q -c true \
+	-e 'cuda:complete { @runs = count(); }' >"$T/out" 2>"$T/err" </dev/null ||
+	{ cat "$T/err"; fail "gputrace -c true"; }
+grep -q 'WARNING: the target launched no CUDA kernel .*: no cuda:complete probe could fire' "$T/err" &&
+	! grep -q 'gpu:' "$T/err" || { cat "$T/err"; fail "the warning without CUDA"; }
 exit 0

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# GPU: -p on a running PyTorch training job (issue 36).
+# tests/gpu/ml/train.py --loop trains (one step, then one Triton add
+# gt_add_kernel, grid G x num_warps W, a step) until a stop file exists.
+# 20 times: gputrace -p attaches with cuda:launch, cuda:complete and
+# gpu:warp on the Triton kernel for 2 seconds, then Ctrl-C detaches.
+# Checks:
+#   - every cycle: gputrace exits 0; the Triton kernel launched; gpu:warp
+#     = its launches seen by cuda:launch x G x W (exact: the agent sees
+#     both); cuda:complete timed kernel runs
+#   - the job never dies, and after the 20 cycles ends normally; its
+#     losses are bit-identical to a native run of the same steps
+# Skips (77) where python3 cannot import torch and triton, torch sees no
+# GPU, or this user may not ptrace the job.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/gpu/ml/lib.sh
+need_py torch triton
+CYCLES=${ML_CYCLES:-20}
+$PY $ML/train.py --loop "$T/stop" --ready "$T/ready" >"$T/job.prog" 2>"$T/job.err" &
+P=$!
+trap 'kill -KILL $P 2>/dev/null; rm -rf "$T"' EXIT
+i=0
+while [ ! -f "$T/ready" ]; do
+	i=$((i + 1))
+	kill -0 $P 2>/dev/null || { cat "$T/job.err"; echo "FAIL the job did not start"; exit 1; }
+	[ $i -gt 1200 ] && { echo "FAIL the job is not ready after 120 s"; exit 1; }
+	sleep 0.1
+done
+G=$($PY -c "import triton; print(triton.cdiv(1000000, 1024))")
+W=4
+PROBES='cuda:launch:gt_add_kernel { @l = count(); }
+cuda:complete { @c = count(); }
+gpu:warp:gt_add_kernel { @w = count(); }'
+n=1
+while [ $n -le "$CYCLES" ]; do
+	"$GT" -q -f json -o "$T/p$n.out" -p $P -e "$PROBES" >/dev/null 2>"$T/p$n.err" &
+	g=$!
+	sleep 2
+	kill -INT $g 2>/dev/null
+	wait $g
+	rc=$?
+	l=$(val p$n @l) c=$(val p$n @c) w=$(val p$n @w)
+	if [ $rc -ne 0 ]; then
+		bad "cycle $n: gputrace status" "$rc: $(head -3 "$T/p$n.err" | tr '\n' ' ')"
+	elif [ "${l:-0}" = 0 ]; then
+		bad "cycle $n: cuda:launch gt_add_kernel" "no launch seen: $(head -3 "$T/p$n.err" | tr '\n' ' ')"
+	elif [ "${w:-0}" = 0 ]; then
+		bad "cycle $n: gpu:warp" "0 for $l launches: $(why_zero p$n gt_add_kernel)"
+	else
+		expect_eq "cycle $n: gpu:warp = $l launches x $G x $W" "$w" $((l * G * W))
+		[ "${c:-0}" -gt 0 ] && ok "cycle $n: cuda:complete ($c runs)" ||
+			bad "cycle $n: cuda:complete" "no kernel run timed"
+	fi
+	kill -0 $P 2>/dev/null || { bad "cycle $n" "the job died"; break; }
+	n=$((n + 1))
+done
+touch "$T/stop"
+wait $P
+expect_eq "the job's exit status after $CYCLES attaches" $? 0
+steps=$(grep -c '^loss ' "$T/job.prog")
+$PY $ML/train.py --steps "$steps" --replays 0 --adds 0 >"$T/native.prog" 2>&1 ||
+	bad "native run" "$(tail -3 "$T/native.prog")"
+if [ "$(grep '^loss ' "$T/job.prog")" = "$(grep '^loss ' "$T/native.prog")" ]; then
+	ok "losses of $steps steps bit-identical to a native run"
+else
+	bad "losses" "$(diff "$T/native.prog" "$T/job.prog" | grep '^[<>] loss' | head -4 | tr '\n' ' ')"
+fi
+[ "$nfail" -eq 0 ]
