@@ -384,7 +384,8 @@ static struct type *posarg_type(struct ctx *c, struct node *n)
 /* unroll($N): the count from the arguments; false after an error. */
 static bool posarg_count(struct ctx *c, struct node *n)
 {
-	const char *s = n->a->ival >= 1 && (int)n->a->ival <= c->u->argc ?
+	const char *s = n->a->ival >= 1 && c->u->argc > 0 &&
+			n->a->ival <= (uint64_t)c->u->argc ?
 			c->u->argv[n->a->ival - 1] : "0";
 	char *end;
 
