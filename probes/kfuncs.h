@@ -27,6 +27,9 @@ bool kfuncs_has(const char *name);
 /* vmlinux BTF (/sys/kernel/btf/vmlinux), cached; NULL when absent. */
 const struct btf *kfuncs_btf(void);
 
+/* The BTF id of function NAME in vmlinux (an index built once), or -ENOENT. */
+int kfuncs_btf_func(const char *name);
+
 /* Whether the kernel has the kprobe PMU (CONFIG_KPROBES); its type in *TYPE. */
 bool kfuncs_kprobe_pmu(int *type, int *retbit);
 
