@@ -15,6 +15,8 @@
 
 #include "probes/kfuncs.h"
 
+static int tracefs_errno = ENOENT;
+
 const char *tracefs_dir(void)
 {
 	static const char *const dirs[] = {
@@ -23,12 +25,28 @@ const char *tracefs_dir(void)
 	char path[64];
 
 	/* an unmounted mount point is an empty directory */
+	tracefs_errno = ENOENT;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/events", dirs[i]);
 		if (!access(path, F_OK))
 			return dirs[i];
+		/* mounted 0700 and we are not root: not "not mounted" */
+		if (errno == EACCES && tracefs_errno == ENOENT)
+			tracefs_errno = EACCES;
 	}
 	return NULL;
+}
+
+int tracefs_error(void)
+{
+	return tracefs_dir() ? 0 : -tracefs_errno;
+}
+
+const char *tracefs_why(void)
+{
+	return tracefs_error() == -EACCES ?
+	       "permission denied on tracefs (/sys/kernel/tracing): run as root" :
+	       "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
 }
 
 static char **names;

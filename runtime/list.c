@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "probes/elf_syms.h"
 #include "gpucode/fatbin.h"
 #include "probes/cuda_priv.h"
+#include "probes/provider.h"
 #include "runtime/list.h"
 
 static const char *const fixed[] = {
@@ -96,11 +98,64 @@ static bool uprobe_pattern(const char *pattern)
 	       (strchr(c, '/') || !strncmp(c + 1, "lib", 3));
 }
 
+/*
+ * CMD's program (its first word) exists and is an ELF file: the gpu:
+ * listing of a missing one printed nothing, rc 0.  The words are those
+ * of the uprobe listing; 0 or 1 (error shown).
+ */
+static int check_target(const char *cmd)
+{
+	char word[4096], path[4096], err[256];
+	unsigned char magic[4];
+	size_t n = strcspn(cmd, " \t");
+	FILE *f;
+
+	snprintf(word, sizeof(word), "%.*s", (int)n, cmd);
+	if (syms_resolve(word, 0, path, sizeof(path), err, sizeof(err))) {
+		fprintf(stderr, "gputrace: %s\n", err);
+		return 1;
+	}
+	if (!(f = fopen(path, "re"))) {
+		fprintf(stderr, "gputrace: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	if (n != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
+		fprintf(stderr, "gputrace: %s is not an ELF file\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* A pattern naming no provider ('*open*', or none at all) lists the
+ * probes of every provider that it matches, as bpftrace's -l does. */
+static bool any_provider(const char *pattern)
+{
+	char name[32];
+	size_t n;
+
+	if (!pattern)
+		return true;
+	n = strcspn(pattern, ":");
+	if (!pattern[n])
+		return !strchr(pattern, '/');
+	if (n >= sizeof(name))
+		return true;
+	memcpy(name, pattern, n);
+	name[n] = 0;
+	return !provider_find(name) && strcmp(name, "BEGIN") &&
+	       strcmp(name, "END") && !strpbrk(pattern + n, "/");
+}
+
 int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		FILE *out)
 {
-	int ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
+	int ret;
 
+	if (cmd && !pid && check_target(cmd))
+		return 1;
+	ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
 	if (ret >= 0)
 		return ret;
 	if (pattern && uprobe_pattern(pattern)) {
@@ -124,6 +179,8 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		if (!pattern || !fnmatch(pattern, fixed[i], 0))
 			fprintf(out, "%s\n", fixed[i]);
 	}
+	if (any_provider(pattern))
+		list_kernel_all(pattern, out);
 	if (pid || cmd)
 		list_kernels(pid, cmd, pattern, out);
 	return 0;

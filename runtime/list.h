@@ -25,4 +25,8 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
  */
 int list_kernel_probes(const char *pattern, int pid, FILE *out);
 
+/* Every concrete kernel probe (software, hardware, tracepoint,
+ * rawtracepoint, kprobe) that PATTERN (NULL: any) matches whole. */
+void list_kernel_all(const char *pattern, FILE *out);
+
 #endif

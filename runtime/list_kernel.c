@@ -24,12 +24,16 @@ int rawtp_foreach(const char *pattern, int (*fn)(const char *name, void *arg),
 
 struct lister {
 	const char *pattern;	/* with the provider's full name */
+	const char *filter;	/* and this too, when set */
 	FILE *out;
 };
 
+static int list_provider(struct lister *l, const char *pattern, int pid);
+
 static void line(struct lister *l, const char *text)
 {
-	if (!fnmatch(l->pattern, text, 0))
+	if (!fnmatch(l->pattern, text, 0) &&
+	    (!l->filter || !fnmatch(l->filter, text, 0)))
 		fprintf(l->out, "%s\n", text);
 }
 
@@ -89,7 +93,27 @@ static int list_usdt(struct lister *l, const char *rest, int pid)
 	return 0;
 }
 
+void list_kernel_all(const char *pattern, FILE *out)
+{
+	static const char *const provs[] = {
+		"software:*", "hardware:*", "tracepoint:*", "rawtracepoint:*",
+		"kprobe:*",
+	};
+	struct lister l = { .filter = pattern, .out = out };
+
+	for (size_t i = 0; i < sizeof(provs) / sizeof(provs[0]); i++)
+		list_provider(&l, provs[i], 0);
+}
+
 int list_kernel_probes(const char *pattern, int pid, FILE *out)
+{
+	struct lister l = { .out = out };
+
+	return list_provider(&l, pattern, pid);
+}
+
+/* L's probes for PATTERN of one kernel provider; -1: not one. */
+static int list_provider(struct lister *lp, const char *pattern, int pid)
 {
 	static const char *const sw[] = {
 		"alignment-faults", "bpf-output", "context-switches", "cpu-clock",
@@ -102,7 +126,7 @@ int list_kernel_probes(const char *pattern, int pid, FILE *out)
 		"frontend-stalls", "instructions", "ref-cycles",
 	};
 	const struct provider *prov;
-	struct lister l = { .out = out };
+	struct lister l = *lp;
 	char name[32], *full;
 	const char *colon = strchr(pattern, ':');
 	size_t n;
@@ -130,8 +154,10 @@ int list_kernel_probes(const char *pattern, int pid, FILE *out)
 			line(&l, buf);
 		}
 	} else if (prov == &provider_tracepoint) {
-		if (tp_foreach("*", "*", tp_line, &l) == -ENOENT)
-			fprintf(stderr, "gputrace: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)\n");
+		int rc = tp_foreach("*", "*", tp_line, &l);
+
+		if (rc == -ENOENT || rc == -EACCES)
+			fprintf(stderr, "gputrace: %s\n", tracefs_why());
 	} else if (prov == &provider_rawtracepoint) {
 		rawtp_foreach("*", rt_line, &l);
 	} else if (prov == &provider_usdt) {

@@ -267,7 +267,8 @@ int main(int argc, char **argv)
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
-	int c, ret = 1, ncomplete;
+	int c, ret = 1, ncomplete, npos = 0;
+	const char *lpos[2];
 
 	setlocale(LC_CTYPE, "");
 	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
@@ -326,11 +327,36 @@ int main(int argc, char **argv)
 		}
 	}
 	if (list) {
-		const char *pat = optind < argc ? argv[optind] : NULL;
+		const char *pat;
 
+		/* -l has no program arguments: options may follow the
+		 * PATTERN and BINARY too (-l 'gpu:*' -v BIN) */
+		optind = 0;
+		while ((c = getopt_long(argc, argv, "-e:p:c:lf:o:qvd:Vh", lopts,
+					NULL)) != -1) {
+			if (c == 1 && npos < 2) {
+				lpos[npos++] = optarg;
+			} else if (c == 1) {
+				fprintf(stderr, "gputrace: -l: unexpected argument '%s' (usage: -l [PATTERN [BINARY]])\n",
+					optarg);
+				return 1;
+			} else if (c == 'e') {
+				fprintf(stderr, "gputrace: -l lists probes and runs no program: give a PATTERN, not -e\n");
+				return 1;
+			} else if (c == 'v') {
+				sopts.verbose = true;
+			} else if (c == 'c') {
+				cmd = optarg;
+			} else if (c == 'p' && parse_pid(optarg, &sopts.pid)) {
+				return 1;
+			} else if (c == '?') {
+				return 1;
+			}
+		}
+		pat = npos ? lpos[0] : NULL;
 		/* -l PATTERN BINARY: the binary is the target, like -c */
-		if (!cmd && !sopts.pid && optind + 1 < argc)
-			cmd = argv[optind + 1];
+		if (!cmd && !sopts.pid && npos > 1)
+			cmd = lpos[1];
 		return list_probes(pat, sopts.pid, cmd, sopts.verbose, stdout);
 	}
 	if (prog_text) {
