@@ -155,7 +155,7 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 
 	if (cmd && !pid && check_target(cmd))
 		return 1;
-	ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
+	ret = pattern ? list_kernel_probes(pattern, pid, verbose, out) : -1;
 	if (ret >= 0)
 		return ret;
 	if (pattern && uprobe_pattern(pattern)) {
@@ -180,7 +180,7 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 			fprintf(out, "%s\n", fixed[i]);
 	}
 	if (any_provider(pattern))
-		list_kernel_all(pattern, out);
+		list_kernel_all(pattern, verbose, out);
 	if (pid || cmd)
 		list_kernels(pid, cmd, pattern, out);
 	return 0;
