@@ -179,7 +179,8 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		if (!pattern || !fnmatch(pattern, fixed[i], 0))
 			fprintf(out, "%s\n", fixed[i]);
 	}
-	if (any_provider(pattern))
+	/* a target without a pattern: its probes only, as bpftrace 0.17 */
+	if (any_provider(pattern) && (pattern || !(pid || cmd)))
 		list_kernel_all(pattern, verbose, out);
 	if (pid || cmd)
 		list_kernels(pid, cmd, pattern, out);
