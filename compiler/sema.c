@@ -350,6 +350,13 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 		struct probe *p = c->ci->probes[i];
 
 		if (!p->prov->has_builtin || !p->prov->has_builtin(p, n->str)) {
+			char why[256];
+
+			if (p->prov->builtin_why &&
+			    p->prov->builtin_why(p, n->str, why, sizeof(why))) {
+				err(c, n->loc, "%s", why);
+				return NULL;
+			}
 			if (p->prov->device && !p->retprobe &&
 			    !strcmp(n->str, "duration")) {
 				err(c, n->loc, "builtin 'duration' exists in :exit clauses only, like %s:exit",

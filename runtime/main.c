@@ -23,6 +23,7 @@
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
 #include "runtime/child.h"
+#include "runtime/devcheck.h"
 #include "runtime/dryrun.h"
 #include "runtime/list.h"
 #include "runtime/prompt.h"
@@ -459,6 +460,8 @@ int main(int argc, char **argv)
 		if (device_lower(u, &obj, &ds))
 			goto out;
 		have_ds = true;
+		/* -d ptx says "no kernel matches" itself, as an error */
+		devcheck_target(&ds, cmd, !(dump & D_PTX), dry_run);
 		if (dump & D_PTX) {
 			/* --dry-run -d ptx: the splice into -c's program or
 			 * the binary after -e; else the probe functions */
