@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * gpu: probes against -c's program before it runs: a GLOB that matches
- * none of its kernels (nor those of the libraries it needs) is worth a
- * warning, since the probe may never fire; a dry run also names each
+ * none of its kernels (nor those of the libraries it needs), where it has
+ * some, is worth a warning, since the probe may never fire; a dry run also names each
  * matched kernel that has SASS only, which the agent will leave as it is.
  */
 #include <stdio.h>
@@ -38,7 +38,9 @@ void devcheck_target(const struct device_set *ds, const char *cmd,
 					p->name, k[i].base ? k[i].base : k[i].name,
 					k[i].sass);
 		}
-		if (!hit && no_match)
+		/* a program without kernels may load them later (Python):
+		 * only a GLOB that misses kernels that are there is a typo */
+		if (!hit && no_match && n)
 			fprintf(stderr, "gputrace: warning: %s matches no kernel of '%s' or the libraries it needs (it fires only for one loaded later)\n",
 				p->name, cmd);
 	}

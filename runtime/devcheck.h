@@ -9,7 +9,8 @@
 
 /*
  * For each distinct GLOB of DS's probes: with NO_MATCH, a warning when
- * it matches no kernel of CMD's program and libraries; with SASS_ONLY,
+ * it matches none of the kernels of CMD's program and libraries (when
+ * there are some); with SASS_ONLY,
  * a line for each matched kernel that has no PTX.  On stderr.
  */
 void devcheck_target(const struct device_set *ds, const char *cmd,
