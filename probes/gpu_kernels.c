@@ -53,6 +53,30 @@ static struct gpu_kernel *add(const char *name)
 	return k;
 }
 
+/* "    arg0: .u64 (8 bytes)" lines, as the probe reads argN */
+static char *param_lines(const struct ptx_func *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return NULL;
+	for (int i = 0; i < f->nparams; i++) {
+		const struct ptx_param *q = &f->params[i];
+
+		fprintf(m, "    arg%d: %s", i, q->type);
+		if (q->kind == PTX_P_AGGREGATE)
+			fprintf(m, "[%u] (%u bytes, by value)", q->elem ? q->size / q->elem : 0,
+				q->size);
+		else if (q->is_ptr)
+			fputs(" (pointer)", m);
+		fputc('\n', m);
+	}
+	fclose(m);
+	return buf;
+}
+
 /* PTX entries: their parameter counts (the largest where two differ) */
 static int from_ptx(const struct fatbin_entry *e, void *arg)
 {
@@ -72,8 +96,11 @@ static int from_ptx(const struct fatbin_entry *e, void *arg)
 
 		if (!f->is_entry || !f->is_def || !(k = add(f->name)))
 			continue;
-		if (f->nparams > k->nparams)
+		if (f->nparams > k->nparams) {
 			k->nparams = f->nparams;
+			free(k->params);
+			k->params = param_lines(f);
+		}
 	}
 	ptx_free(m);
 	return 0;
@@ -111,6 +138,7 @@ static void free_all(void)
 	for (int i = 0; i < nks; i++) {
 		free(ks[i].name);
 		free(ks[i].base);
+		free(ks[i].params);
 	}
 	free(ks);
 	ks = NULL;

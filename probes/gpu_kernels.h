@@ -15,6 +15,7 @@ struct gpu_kernel {
 	char *base;		/* demangled, without parameters */
 	int nparams;		/* in its PTX; -1: SASS only */
 	char sass[64];		/* "sm_90, sm_80" when SASS only */
+	char *params;		/* -lv: "    arg0: .u64\n..." from the PTX */
 };
 
 /* Every kernel of CMD's program and libraries (cached; NULL CMD or none:

@@ -8,6 +8,7 @@
 #include "probes/elf_syms.h"
 #include "gpucode/fatbin.h"
 #include "probes/cuda_priv.h"
+#include "probes/gpu_kernels.h"
 #include "probes/provider.h"
 #include "runtime/list.h"
 
@@ -35,10 +36,50 @@ static void collect(const char *path, void *arg)
 	fatbin_elf_foreach(path, fatbin_kernels_collect, arg, err, sizeof(err));
 }
 
+/* -lv: the builtins of each probe form (probes/cuda.c, probes/gpu.c;
+ * tests/accept/list_builtins.sh compiles each one) */
+static const struct {
+	const char *form, *names;
+} form_builtins[] = {
+	{ "cuda:launch", "kernel gridDim.x gridDim.y gridDim.z blockDim.x blockDim.y blockDim.z shmem stream" },
+	{ "cuda:malloc", "size retval" },
+	{ "cuda:free", "arg0" },
+	{ "cuda:memcpy", "size kind" },
+	{ "cuda:sync", "duration retval" },
+	{ "cuda:graph", "stream" },
+	{ "cuda:complete", "kernel duration queued stream gridDim.x gridDim.y gridDim.z blockDim.x blockDim.y blockDim.z gpu" },
+	{ "gpu:", "kernel launch launch_ns gtime clock gpu smid nsmid warpid laneid blockIdx.x blockIdx.y blockIdx.z threadIdx.x threadIdx.y threadIdx.z blockDim.x blockDim.y blockDim.z gridDim.x gridDim.y gridDim.z pid probe argN" },
+};
+
+/* Under LINE (a probe form or a gpu: probe): its builtins, one a line
+ * (argN left out when the kernel's own arguments follow). */
+static void form_lines(const char *line, bool args_known, FILE *out)
+{
+	for (size_t i = 0; i < sizeof(form_builtins) / sizeof(form_builtins[0]); i++) {
+		const char *f = form_builtins[i].form, *w;
+		size_t n = strlen(f);
+
+		if (strncmp(line, f, n) || (line[n] && line[n] != ':' && f[n - 1] != ':'))
+			continue;
+		for (w = form_builtins[i].names; *w;) {
+			size_t k = strcspn(w, " ");
+
+			if (!args_known || strncmp(w, "argN", k))
+				fprintf(out, "    %.*s\n", (int)k, w);
+			w += k + (w[k] == ' ');
+		}
+		if (!strncmp(line, "gpu:warp:", 9))
+			fputs("    lanes\n", out);
+		if (!strncmp(line, "gpu:", 4) && strstr(line, ":exit"))
+			fputs("    duration\n", out);
+		return;
+	}
+}
+
 /* One probe line, when PATTERN (NULL: any) matches it. */
 static void kernel_line(const char *kind, const char *name,
 			const struct fatbin_kernel *f, const char *pattern,
-			FILE *out)
+			const char *params, bool verbose, FILE *out)
 {
 	char line[8192], a[32];
 
@@ -55,6 +96,24 @@ static void kernel_line(const char *kind, const char *name,
 		fputc(')', out);
 	}
 	fputc('\n', out);
+	if (verbose) {
+		form_lines(line, params, out);
+		if (params)
+			fputs(params, out);
+	}
+}
+
+/* -lv: kernel NAME's parameters from the PTX of CMD's fatbins */
+static const char *params_of(const char *cmd, const char *name)
+{
+	const struct gpu_kernel *k;
+	int n;
+
+	k = gpu_kernels_of(cmd, &n);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(k[i].name, name))
+			return k[i].params;
+	return NULL;
 }
 
 /*
@@ -63,7 +122,7 @@ static void kernel_line(const char *kind, const char *name,
  * name without parameters, once.
  */
 static void list_kernels(int pid, const char *cmd, const char *pattern,
-			 FILE *out)
+			 bool verbose, FILE *out)
 {
 	static const char *const kinds[] = { "kernel", "warp" };
 	struct fatbin_kernels k = { 0 };
@@ -74,7 +133,9 @@ static void list_kernels(int pid, const char *cmd, const char *pattern,
 			char *dm = syms_demangle(k.v[i].name, true);
 
 			kernel_line(kinds[t], dm ? dm : k.v[i].name, &k.v[i],
-				    pattern, out);
+				    pattern, verbose && !pid ?
+				    params_of(cmd, k.v[i].name) : NULL, verbose,
+				    out);
 			free(dm);
 		}
 	fatbin_kernels_free(&k);
@@ -166,7 +227,7 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		/* a bare binary's path: its kernels too */
 		if (!strchr(pattern, ':') &&
 		    !syms_resolve(pattern, pid, path, sizeof(path), err, sizeof(err)))
-			list_kernels(0, path, NULL, out);
+			list_kernels(0, path, NULL, verbose, out);
 		return 0;
 	}
 	/* the process's own functions, as bpftrace 0.17 lists them */
@@ -176,13 +237,16 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		/* a target lists its kernels instead of the generic forms */
 		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4))
 			continue;
-		if (!pattern || !fnmatch(pattern, fixed[i], 0))
+		if (!pattern || !fnmatch(pattern, fixed[i], 0)) {
 			fprintf(out, "%s\n", fixed[i]);
+			if (verbose)
+				form_lines(fixed[i], false, out);
+		}
 	}
 	/* a target without a pattern: its probes only, as bpftrace 0.17 */
 	if (any_provider(pattern) && (pattern || !(pid || cmd)))
 		list_kernel_all(pattern, verbose, out);
 	if (pid || cmd)
-		list_kernels(pid, cmd, pattern, out);
+		list_kernels(pid, cmd, pattern, verbose, out);
 	return 0;
 }

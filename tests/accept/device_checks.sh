@@ -5,7 +5,8 @@
 # the matched kernel's PTX parameters is a located error (its PTX read
 # 0); a dry run names a matched kernel that has SASS only (it printed
 # nothing); a GLOB that matches no kernel of -c's program is a warning
-# (it was said only under -d ptx, where it stays an error, said once).
+# (it was said only under -d ptx, where it stays an error, said once);
+# -lv lists a kernel's parameter types from its PTX.
 # Exit 0 pass, 1 fail, 77 skip.
 GT=${GPUTRACE:-build/gputrace}
 [ -x "$GT" ] || { echo "no gputrace binary at $GT"; exit 1; }
@@ -51,6 +52,12 @@ if [ "$(id -u)" -eq 0 ]; then
 	[ $? -eq 1 ] && echo "$out" | grep -q 'error: arg4: kernel vadd has 4 parameters' ||
 		bad "-c, arg4 of vadd: $out"
 fi
+
+# -lv: the kernel's parameters from its PTX, as argN reads them
+"$GT" -lv 'gpu:kernel:vadd' ./app >"$T/lv" 2>&1
+printf '    arg%s\n' '0: .u64' '1: .u64' '2: .u64' '3: .u32' >"$T/want"
+grep '^    arg' "$T/lv" | cmp -s - "$T/want" && grep -qx '    threadIdx.x' "$T/lv" ||
+	bad "-lv gpu:kernel:vadd: $(cat "$T/lv")"
 
 out=$("$GT" --dry-run -v -c ./app -e 'gpu:kernel:sass* { @x = count(); }' 2>&1)
 [ $? -eq 0 ] && echo "$out" | grep -q 'gpu:kernel:sass\*: kernel sass_kernel is skipped: no PTX to instrument (SASS only: sm_90)' ||
