@@ -596,6 +596,18 @@ static void test_splice_param_comments(void)
 	ptx_free(m);
 }
 
+/* the agent's "reads argN as 0" check (issue 31) */
+static void test_highest_arg(void)
+{
+	CHECK(ptx_highest_arg(NULL) == -1 && ptx_highest_arg("mov.u64 %r1, 0;") == -1,
+	      "highest_arg/none");
+	CHECK(ptx_highest_arg("add.u64 %x, %gt_arg1, %gt_arg12;\n"
+			      "mov.u64 %y, %gt_arg7;") == 12,
+	      "highest_arg/highest of several");
+	CHECK(ptx_highest_arg("mov.u64 %y, %gt_arg3x; %gt_argv; %gt_arg2") == 2,
+	      "highest_arg/whole names only");
+}
+
 static void test_splice_options(void)
 {
 	static const char *const names[] = { "third", NULL };
@@ -1146,6 +1158,7 @@ int main(void)
 	test_read();
 	test_splice_shape();
 	test_splice_param_comments();
+	test_highest_arg();
 	test_splice_launch_words();
 	test_splice_late_reads();
 	test_splice_deferred();
