@@ -28,7 +28,7 @@ static void read_target(struct probe *p)
 
 	g->nparams = -1;
 	p->priv = g;
-	k = gpu_kernels_of(provider_target_cmd, &n);
+	k = gpu_kernels_of(provider_target_cmd, false, &n);
 	for (int i = 0; i < n; i++) {
 		if (k[i].nparams > g->nparams && gpu_kernel_match(p->func, &k[i])) {
 			g->nparams = k[i].nparams;

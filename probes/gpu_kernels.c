@@ -106,18 +106,19 @@ static int from_ptx(const struct fatbin_entry *e, void *arg)
 	return 0;
 }
 
-static void from_file(const char *path, void *arg)
+/* SASS entries, only for a dry run: whose kernels have no PTX at all */
+static void sass_only(const char *path)
 {
-	struct fatbin_kernels t;
+	struct fatbin_kernels t = { 0 };
 	char err[256];
 
-	if (fatbin_elf_kernels(path, &t, err, sizeof(err)))
-		return;
+	fatbin_elf_foreach_kind(path, FATBIN_KIND_ELF, fatbin_kernels_collect,
+				&t, err, sizeof(err));
 	for (size_t i = 0; i < t.n; i++) {
 		struct gpu_kernel *k;
 		size_t o = 0;
 
-		if (t.v[i].nptx || !(k = add(t.v[i].name)))
+		if (find(t.v[i].name) || !(k = add(t.v[i].name)))
 			continue;
 		for (int a = 0; a < t.v[i].nsass && o + 12 < sizeof(k->sass); a++) {
 			char buf[32];
@@ -129,8 +130,18 @@ static void from_file(const char *path, void *arg)
 		}
 	}
 	fatbin_kernels_free(&t);
+}
+
+/* PTX entries only, unless WITH_SASS: a program's cubins (gigabytes in
+ * a large library) are not decompressed to check a probe's arguments */
+static void from_file(const char *path, void *arg)
+{
+	char err[256];
+
 	fatbin_elf_foreach_kind(path, FATBIN_KIND_PTX, from_ptx, NULL, err,
 				sizeof(err));
+	if (*(bool *)arg)
+		sass_only(path);
 }
 
 static void free_all(void)
@@ -147,17 +158,21 @@ static void free_all(void)
 	loaded_for = NULL;
 }
 
-const struct gpu_kernel *gpu_kernels_of(const char *cmd, int *n)
+const struct gpu_kernel *gpu_kernels_of(const char *cmd, bool sass, int *n)
 {
+	static bool registered, had_sass;
+
 	*n = 0;
 	if (!cmd)
 		return NULL;
-	if (!loaded_for || strcmp(loaded_for, cmd)) {
-		if (!loaded_for)
+	if (!loaded_for || strcmp(loaded_for, cmd) || (sass && !had_sass)) {
+		if (!registered)
 			atexit(free_all);
+		registered = true;
 		free_all();
 		loaded_for = strdup(cmd);
-		cuda_target_files(0, cmd, from_file, NULL);
+		had_sass = sass;
+		cuda_target_files(0, cmd, from_file, &sass);
 	}
 	*n = nks;
 	return ks;

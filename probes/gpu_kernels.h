@@ -18,9 +18,10 @@ struct gpu_kernel {
 	char *params;		/* -lv: "    arg0: .u64\n..." from the PTX */
 };
 
-/* Every kernel of CMD's program and libraries (cached; NULL CMD or none:
- * *N 0).  Kernels are listed once by mangled name. */
-const struct gpu_kernel *gpu_kernels_of(const char *cmd, int *n);
+/* Every kernel of CMD's program and libraries that has PTX, and with
+ * SASS those that have SASS only (their cubins decompressed: a dry run's
+ * cost), cached; NULL CMD or none: *N 0.  Once each by mangled name. */
+const struct gpu_kernel *gpu_kernels_of(const char *cmd, bool sass, int *n);
 
 /* GLOB as gpu:kernel:GLOB means it: the mangled or the base name. */
 bool gpu_kernel_match(const char *glob, const struct gpu_kernel *k);

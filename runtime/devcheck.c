@@ -18,9 +18,9 @@ void devcheck_target(const struct device_set *ds, const char *cmd,
 	const struct gpu_kernel *k;
 	int n;
 
-	if (!cmd || !ds->n)
+	if (!cmd || !ds->n || (!no_match && !sass_only))
 		return;
-	k = gpu_kernels_of(cmd, &n);
+	k = gpu_kernels_of(cmd, true, &n);
 	for (int j = 0; j < ds->n; j++) {
 		const struct probe *p = ds->v[j].probe;
 		bool dup = false, hit = false;

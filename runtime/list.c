@@ -109,7 +109,7 @@ static const char *params_of(const char *cmd, const char *name)
 	const struct gpu_kernel *k;
 	int n;
 
-	k = gpu_kernels_of(cmd, &n);
+	k = gpu_kernels_of(cmd, false, &n);
 	for (int i = 0; i < n; i++)
 		if (!strcmp(k[i].name, name))
 			return k[i].params;

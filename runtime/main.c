@@ -460,8 +460,10 @@ int main(int argc, char **argv)
 		if (device_lower(u, &obj, &ds))
 			goto out;
 		have_ds = true;
-		/* -d ptx says "no kernel matches" itself, as an error */
-		devcheck_target(&ds, cmd, !(dump & D_PTX), dry_run);
+		/* a dry run checks -c's kernels (-d ptx says "no kernel
+		 * matches" itself, as an error); a run hears it at the end */
+		if (dry_run)
+			devcheck_target(&ds, cmd, !(dump & D_PTX), true);
 		if (dump & D_PTX) {
 			/* --dry-run -d ptx: the splice into -c's program or
 			 * the binary after -e; else the probe functions */
