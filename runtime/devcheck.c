@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * gpu: probes against -c's program before it runs: a GLOB that matches
- * none of its kernels (nor those of the libraries it needs), where it has
- * some, is worth a warning, since the probe may never fire; a dry run also names each
- * matched kernel that has SASS only, which the agent will leave as it is.
+ * A dry run's check of gpu: probes against -c's program: a GLOB that
+ * matches none of its kernels (nor those of the libraries it needs),
+ * where it has some, is worth a warning, since the probe may never fire;
+ * each matched kernel that has SASS only is named: the agent will leave
+ * it as it is.
  */
 #include <stdio.h>
 #include <string.h>
