@@ -543,6 +543,10 @@ static int plan(struct job *j, int *count)
 		if (pruned)
 			d = pruned;
 		if (d[0]) {
+			/* at the end of a text without a last newline, maybe
+			 * in a // comment (found by fuzz_ptx's oracle) */
+			if (m->decls_at && m->text[m->decls_at - 1] != '\n')
+				sb_str(&b, "\n");
 			sb_str(&b, d);
 			if (d[strlen(d) - 1] != '\n')
 				sb_str(&b, "\n");

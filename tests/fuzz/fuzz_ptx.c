@@ -3,9 +3,9 @@
  * libFuzzer harness: PTX text through the reader and the splicer: every
  * kernel instrumented (entry, exit, module declarations, %gt_t0), then
  * only the first kernel with strict arguments and pruning, as the agent
- * and the dry run ask.  Oracle: when the spliced text parses, every
- * kernel spliced declares the context parameter (a comment after the last
- * parameter once swallowed it, issue 31).
+ * and the dry run ask.  Oracle: the spliced text parses again, and
+ * every kernel spliced declares the context parameter (a comment after
+ * the last parameter once swallowed it, issue 31).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,23 +17,38 @@
 static const char decls[] =
 	".func __gt_probe_0(.param .b64 ctx)\n{\n\tret;\n}\n";
 
-/* Every kernel defined in M has the context parameter in OUT. */
+/* The next kernel defined in M from *I on, or NULL. */
+static const struct ptx_func *next_def(const struct ptx_module *m, int *i)
+{
+	for (; *i < m->nfuncs; ++*i)
+		if (m->funcs[*i].is_entry && m->funcs[*i].is_def)
+			return &m->funcs[(*i)++];
+	return NULL;
+}
+
+/* Every kernel defined in M has the context parameter in OUT, kernel by
+ * kernel in order (names may repeat in a mutated module). */
 static void check_ctx(const struct ptx_module *m, const char *out)
 {
+	const struct ptx_func *f, *g;
 	struct ptx_module *o;
 	char err[256];
+	int i = 0, k = 0;
 
-	if (ptx_parse(out, strlen(out), &o, err, sizeof(err)))
-		return;
-	for (int i = 0; i < m->nfuncs; i++) {
-		const struct ptx_func *f = &m->funcs[i], *g;
+	/* what we write must read back: ptxas would reject it */
+	if (ptx_parse(out, strlen(out), &o, err, sizeof(err))) {
+		fprintf(stderr, "spliced text does not parse: %s\n", err);
+		abort();
+	}
+	while ((f = next_def(m, &i))) {
 		bool ctx = false;
 
-		if (!f->is_entry || !f->is_def ||
-		    !(g = ptx_find_entry(o, f->name)))
-			continue;
-		for (int k = 0; k < g->nparams; k++)
-			ctx |= !strcmp(g->params[k].name, PTX_CTX_PARAM);
+		if (!(g = next_def(o, &k))) {
+			fprintf(stderr, "spliced text lost kernel %s\n", f->name);
+			abort();
+		}
+		for (int p = 0; p < g->nparams; p++)
+			ctx |= !strcmp(g->params[p].name, PTX_CTX_PARAM);
 		if (!ctx) {
 			fprintf(stderr, "spliced %s lacks %s\n", f->name,
 				PTX_CTX_PARAM);
