@@ -52,9 +52,7 @@ exit 0
 STEPS
 grep -q 'print @@' "$T/log" && { echo "print @ completed to @@:"; cat "$T/log"; exit 1; }
 
-"$BIN" -n 100 -w func_a -k 2>"$T/werr" &
-wpid=$!
-trap 'kill $wpid 2>/dev/null; rm -rf "$T"' EXIT
+start_target -n 100 -w func_a -k
 drive <<STEPS
 expect gputrace> 
 send attach $wpid
