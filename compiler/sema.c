@@ -352,6 +352,13 @@ static struct type *check_builtin(struct ctx *c, struct node *n)
 		struct probe *p = c->ci->probes[i];
 
 		if (!p->prov->has_builtin || !p->prov->has_builtin(p, n->str)) {
+			char why[256];
+
+			if (p->prov->builtin_why &&
+			    p->prov->builtin_why(p, n->str, why, sizeof(why))) {
+				err(c, n->loc, "%s", why);
+				return NULL;
+			}
 			if (p->prov->device && !p->retprobe &&
 			    !strcmp(n->str, "duration")) {
 				err(c, n->loc, "builtin 'duration' exists in :exit clauses only, like %s:exit",
@@ -396,7 +403,8 @@ static struct type *posarg_type(struct ctx *c, struct node *n)
 /* unroll($N): the count from the arguments; false after an error. */
 static bool posarg_count(struct ctx *c, struct node *n)
 {
-	const char *s = n->a->ival >= 1 && (int)n->a->ival <= c->u->argc ?
+	const char *s = n->a->ival >= 1 && c->u->argc > 0 &&
+			n->a->ival <= (uint64_t)c->u->argc ?
 			c->u->argv[n->a->ival - 1] : "0";
 	char *end;
 

@@ -227,8 +227,8 @@ static int parse_entry(struct fatbin_entry *e, const uint8_t *p, size_t avail,
  * KIND (0: any) wants it, else *SKIP, and not at all when STORED. */
 static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
 		      size_t total, unsigned kind, bool stored_only,
-		      size_t *next, bool *skip, uint8_t **plain, char *why,
-		      size_t whylen)
+		      uint64_t *budget, size_t *next, bool *skip,
+		      uint8_t **plain, char *why, size_t whylen)
 {
 	const uint8_t *p = fb + off;
 	uint64_t stored = 0;
@@ -249,6 +249,13 @@ static int load_entry(struct fatbin_entry *e, const uint8_t *fb, size_t off,
 	if (stored_only || e->comp == FATBIN_COMP_NONE ||
 	    (e->kind != FATBIN_KIND_PTX && e->kind != FATBIN_KIND_ELF))
 		return 0;
+	if (e->plain_size > *budget)
+		return fatbin_fail(why, whylen, EBADMSG,
+				   "decompressing %llu more bytes passes the "
+				   "total for this file (%llu bytes left): "
+				   "refused as a decompression bomb",
+				   (unsigned long long)e->plain_size,
+				   (unsigned long long)*budget);
 	ret = decompress(e, e->data, stored, e->comp_size, e->plain_size,
 			 plain, why, whylen);
 	if (ret < 0)
@@ -311,10 +318,16 @@ static int cubin_ptx(const struct fatbin_entry *e, const uint8_t *plain,
 	return ret;
 }
 
+uint64_t fatbin_budget(size_t len)
+{
+	return FATBIN_TOTAL_SLACK + (uint64_t)FATBIN_TOTAL_RATIO * len;
+}
+
 /* Walk the entries of the fatbin at BUF+BASE. */
 static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 		    size_t total, unsigned kind, bool stored_only,
-		    fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
+		    uint64_t *budget, fatbin_entry_fn fn, void *arg,
+		    char *err, size_t errlen)
 {
 	const uint8_t *fb = buf + base;
 	size_t off = hsize, next = 0;
@@ -333,8 +346,10 @@ static int walk_one(const uint8_t *buf, size_t base, size_t hsize,
 			break;
 		e.fatbin_off = base;
 		e.entry_off = base + off;
-		ret = load_entry(&e, fb, off, total, kind, stored_only, &next,
-				 &skip, &plain, why, sizeof(why));
+		ret = load_entry(&e, fb, off, total, kind, stored_only, budget,
+				 &next, &skip, &plain, why, sizeof(why));
+		if (ret >= 0 && plain)
+			*budget -= e.plain_size;
 		if (ret < 0) {
 			fatbin_fail(err, errlen, -ret,
 				    "fatbin at 0x%zx: entry %d at 0x%zx: %s",
@@ -381,8 +396,8 @@ int fatbin_foreach(const void *buf, size_t len, fatbin_entry_fn fn, void *arg,
 }
 
 static int foreach(const void *buf, size_t len, unsigned kind,
-		   bool stored_only, fatbin_entry_fn fn, void *arg, char *err,
-		   size_t errlen)
+		   bool stored_only, uint64_t *budget, fatbin_entry_fn fn,
+		   void *arg, char *err, size_t errlen)
 {
 	const uint8_t *p = buf;
 	size_t off = 0, hsize, total;
@@ -400,8 +415,8 @@ static int foreach(const void *buf, size_t len, unsigned kind,
 		if (ret < 0)
 			return fatbin_fail(err, errlen, -ret,
 					   "fatbin at 0x%zx: %s", off, why);
-		ret = walk_one(p, off, hsize, total, kind, stored_only, fn,
-			       arg, err, errlen);
+		ret = walk_one(p, off, hsize, total, kind, stored_only, budget,
+			       fn, arg, err, errlen);
 		if (ret)
 			return ret;
 		found++;
@@ -412,21 +427,33 @@ static int foreach(const void *buf, size_t len, unsigned kind,
 	return 0;
 }
 
+int fatbin_foreach_budget(const void *buf, size_t len, unsigned kind,
+			  fatbin_entry_fn fn, void *arg, uint64_t *budget,
+			  char *err, size_t errlen)
+{
+	return foreach(buf, len, kind, false, budget, fn, arg, err, errlen);
+}
+
 int fatbin_foreach_kind(const void *buf, size_t len, unsigned kind,
 			fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
 {
-	return foreach(buf, len, kind, false, fn, arg, err, errlen);
+	uint64_t budget = fatbin_budget(len);
+
+	return foreach(buf, len, kind, false, &budget, fn, arg, err, errlen);
 }
 
 int fatbin_foreach_stored(const void *buf, size_t len, unsigned kind,
 			  fatbin_entry_fn fn, void *arg, char *err,
 			  size_t errlen)
 {
-	return foreach(buf, len, kind, true, fn, arg, err, errlen);
+	uint64_t budget = 0;	/* nothing is decompressed */
+
+	return foreach(buf, len, kind, true, &budget, fn, arg, err, errlen);
 }
 
 int fatbin_walk_single(const void *buf, size_t len, unsigned kind,
-		       fatbin_entry_fn fn, void *arg, char *err, size_t errlen)
+		       fatbin_entry_fn fn, void *arg, uint64_t *budget,
+		       char *err, size_t errlen)
 {
 	size_t hsize, total;
 	int ret;
@@ -434,8 +461,8 @@ int fatbin_walk_single(const void *buf, size_t len, unsigned kind,
 	ret = parse_header(buf, len, &hsize, &total, err, errlen);
 	if (ret < 0)
 		return ret;
-	return walk_one(buf, 0, hsize, total, kind, false, fn, arg, err,
-			errlen);
+	return walk_one(buf, 0, hsize, total, kind, false, budget, fn, arg,
+			err, errlen);
 }
 
 enum fatbin_image fatbin_image_kind(const void *image, size_t avail)

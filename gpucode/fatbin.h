@@ -38,6 +38,10 @@
 #define FATBIN_MAX_IMAGE	(256ull << 20)
 #define FATBIN_MAX_RATIO	1024u
 #define FATBIN_RATIO_SLACK	(1ull << 20)
+/* And in all, over one walk of N bytes: SLACK + RATIO * N (a bomb of many
+ * entries, each within the limits above, is refused once past it). */
+#define FATBIN_TOTAL_SLACK	(64ull << 20)
+#define FATBIN_TOTAL_RATIO	32u
 
 enum fatbin_kind {
 	FATBIN_KIND_PTX = 1,

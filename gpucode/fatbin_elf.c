@@ -159,7 +159,8 @@ static bool in_ranges(const struct range *r, int n, size_t off)
 static int walk_wrappers(Elf *elf, const uint8_t *img, size_t len,
 			 Elf_Scn *scn, const GElf_Ehdr *eh,
 			 struct range *ranges, int *nranges,
-			 struct rebase *rb, char *err, size_t errlen)
+			 struct rebase *rb, uint64_t *budget, char *err,
+			 size_t errlen)
 {
 	GElf_Shdr sh;
 	struct range seg;
@@ -183,7 +184,7 @@ static int walk_wrappers(Elf *elf, const uint8_t *img, size_t len,
 			continue;
 		rb->base = fb;
 		ret = fatbin_walk_single(img + fb, len - fb, rb->kind,
-					 rebase_cb, rb,
+					 rebase_cb, rb, budget,
 					 why, sizeof(why));
 		if (ret < 0)
 			fatbin_fail(err, errlen, -ret, "fatbin of wrapper %zu "
@@ -243,6 +244,7 @@ int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
 	GElf_Shdr sh;
 	size_t shstrndx;
 	int nranges = 0, ret = 0, walked = 0;
+	uint64_t budget = fatbin_budget(len);	/* for the whole file */
 	char why[200];
 	Elf *elf;
 
@@ -273,9 +275,9 @@ int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
 			goto out;
 		}
 		rb.base = r.off;
-		ret = fatbin_foreach_kind((const uint8_t *)img + r.off, r.len,
-					  kind, rebase_cb, &rb, why,
-					  sizeof(why));
+		ret = fatbin_foreach_budget((const uint8_t *)img + r.off,
+					    r.len, kind, rebase_cb, &rb,
+					    &budget, why, sizeof(why));
 		if (ret == -ENOENT)	/* only padding */
 			ret = 0;
 		if (ret < 0)
@@ -296,7 +298,7 @@ int fatbin_elf_foreach_mem_kind(const void *img, size_t len, unsigned kind,
 		    strcmp(name, ".nvFatBinSegment"))
 			continue;
 		ret = walk_wrappers(elf, img, len, scn, &eh, ranges, &nranges,
-				    &rb, err, errlen);
+				    &rb, &budget, err, errlen);
 		if (ret)
 			goto out;
 		walked++;

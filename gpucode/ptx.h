@@ -235,6 +235,10 @@ struct ptx_splice_req {
 	void *note_arg;
 };
 
+/* The highest N of the %gt_argN that probe code TEXT (NULL: none)
+ * reads, or -1: a kernel with fewer parameters reads 0 for it. */
+int ptx_highest_arg(const char *text);
+
 /*
  * Splice REQ into M.  Returns the number of kernels instrumented (>= 0)
  * with the new module text in *OUT_TEXT (malloc'd, NUL-terminated), or a

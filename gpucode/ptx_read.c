@@ -28,6 +28,7 @@ struct rd {
 	const char *s;
 	size_t len, pos;
 	struct tok t;
+	size_t prev_end;	/* just past the token before t */
 	char *err;
 	size_t errlen;
 	int rc;
@@ -59,6 +60,7 @@ static void next(struct rd *r)
 	size_t p = r->pos, n = r->len;
 	bool nl = false;
 
+	r->prev_end = r->t.off + r->t.len;
 	for (;;) {
 		while (p < n && space_tab[(unsigned char)s[p]])
 			nl |= s[p++] == '\n';
@@ -416,14 +418,10 @@ static int parse_params(struct rd *r, struct ptx_func *f)
 		}
 	}
 	f->rparen = r->t.off;
-	/* end of the last parameter: back over blanks from ')' */
-	if (f->nparams) {
-		size_t e = f->rparen;
-
-		while (e > f->lparen && isspace((unsigned char)r->s[e - 1]))
-			e--;
-		f->last_param_end = e;
-	}
+	/* end of the last parameter: its last token, not ')' less blanks (a
+	 * comment may sit between them) */
+	if (f->nparams)
+		f->last_param_end = r->prev_end;
 	next(r);
 	return 0;
 }
@@ -458,7 +456,7 @@ static bool body_decl(const struct rd *r)
 static bool label_next(struct rd *r)
 {
 	struct tok t = r->t;
-	size_t pos = r->pos;
+	size_t pos = r->pos, prev_end = r->prev_end;
 	bool label;
 
 	if (r->t.k != T_WORD)
@@ -467,6 +465,7 @@ static bool label_next(struct rd *r)
 	label = is_punct(r, ':');
 	r->t = t;
 	r->pos = pos;
+	r->prev_end = prev_end;
 	return label;
 }
 

@@ -133,6 +133,27 @@ static int scan_uses(struct job *j, const char *text)
 	return 0;
 }
 
+int ptx_highest_arg(const char *text)
+{
+	const char *p = text;
+	int max = -1;
+
+	while (p && (p = strstr(p, "%gt_arg"))) {
+		char *end;
+		long n;
+
+		p += 7;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		n = strtol(p, &end, 10);
+		if (!ptx_ident_char((unsigned char)*end) && n > max &&
+		    n <= PTX_MAX_ARG)
+			max = (int)n;
+		p = end;
+	}
+	return max;
+}
+
 /* TEXT with %gt_uniq replaced by this site's label prefix. */
 void add_expanded(struct sb *b, const char *text, int uniq)
 {
@@ -511,6 +532,10 @@ static int plan(struct job *j, int *count)
 		if (pruned)
 			d = pruned;
 		if (d[0]) {
+			/* at the end of a text without a last newline, maybe
+			 * in a // comment (found by fuzz_ptx's oracle) */
+			if (m->decls_at && m->text[m->decls_at - 1] != '\n')
+				sb_str(&b, "\n");
 			sb_str(&b, d);
 			if (d[strlen(d) - 1] != '\n')
 				sb_str(&b, "\n");

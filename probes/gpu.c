@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpucode/ptx.h"
 #include "lang/ast.h"
+#include "probes/gpu_kernels.h"
 #include "probes/provider.h"
 
 /* gpu:mem's last part: the instructions it runs at */
@@ -27,12 +29,36 @@ static int mem_point(const char *w, unsigned *mem)
 	return 0;
 }
 
+/* With -c: what the program's kernels that GLOB matches tell */
+struct gpu_priv {
+	int nparams;		/* the most any matched kernel has; -1: unknown */
+	const char *kernel;	/* one that has that many */
+};
+
+static void read_target(struct probe *p)
+{
+	struct gpu_priv *g = ast_alloc(sizeof(*g));
+	const struct gpu_kernel *k;
+	int n;
+
+	g->nparams = -1;
+	p->priv = g;
+	k = gpu_kernels_of(provider_target_cmd, false, &n);
+	for (int i = 0; i < n; i++) {
+		if (k[i].nparams > g->nparams && gpu_kernel_match(p->func, &k[i])) {
+			g->nparams = k[i].nparams;
+			g->kernel = k[i].base ? k[i].base : k[i].name;
+		}
+	}
+}
+
 /* The GLOB may hold "::" (C++ names), so the text is split here. */
 static int gpu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 {
 	const char *rest = strchr(p->name, ':');
-	const char *glob, *last;
+	const char *glob, *last, *why;
 	size_t len;
+	int bad;
 
 	*arg = -1;
 	if (!rest) {
@@ -86,6 +112,13 @@ static int gpu_parse(struct probe *p, char *err, size_t errlen, int *arg)
 		return -EINVAL;
 	}
 	p->func = ast_strndup(glob, len);	/* lives as long as the program */
+	if ((bad = gpu_glob_check(p->func, &why)) >= 0) {
+		*arg = 1;
+		snprintf(err, errlen, "invalid kernel glob '%s': %s", p->func,
+			 why);
+		return -EINVAL;
+	}
+	read_target(p);
 	return 0;
 }
 
@@ -112,12 +145,33 @@ static bool gpu_has_builtin(const struct probe *p, const char *name)
 			return p->mem != 0;
 	if (!strcmp(name, "lanes"))
 		return p->warp;
-	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9')
-		return true;
+	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9') {
+		const struct gpu_priv *g = p->priv;
+
+		/* the kernel has no such parameter: its PTX would read 0 */
+		return !g || g->nparams < 0 || atoi(name + 3) < g->nparams;
+	}
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(names[i], name))
 			return true;
 	return false;
+}
+
+static const char *gpu_builtin_why(const struct probe *p, const char *name,
+				   char *buf, size_t len)
+{
+	const struct gpu_priv *g = p->priv;
+
+	if (strncmp(name, "arg", 3) || !g || g->nparams < 0)
+		return NULL;
+	if (!g->nparams)
+		snprintf(buf, len, "%s: kernel %s has no parameters", name,
+			 g->kernel);
+	else
+		snprintf(buf, len, "%s: kernel %s has %d parameter%s (arg0 to arg%d)",
+			 name, g->kernel, g->nparams, g->nparams > 1 ? "s" : "",
+			 g->nparams - 1);
+	return buf;
 }
 
 static int gpu_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
@@ -131,5 +185,6 @@ const struct provider provider_gpu = {
 	.device = true,
 	.parse = gpu_parse,
 	.has_builtin = gpu_has_builtin,
+	.builtin_why = gpu_builtin_why,
 	.attach = gpu_attach,
 };

@@ -15,6 +15,8 @@
 
 #include "probes/kfuncs.h"
 
+static int tracefs_errno = ENOENT;
+
 const char *tracefs_dir(void)
 {
 	static const char *const dirs[] = {
@@ -23,12 +25,28 @@ const char *tracefs_dir(void)
 	char path[64];
 
 	/* an unmounted mount point is an empty directory */
+	tracefs_errno = ENOENT;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/events", dirs[i]);
 		if (!access(path, F_OK))
 			return dirs[i];
+		/* mounted 0700 and we are not root: not "not mounted" */
+		if (errno == EACCES && tracefs_errno == ENOENT)
+			tracefs_errno = EACCES;
 	}
 	return NULL;
+}
+
+int tracefs_error(void)
+{
+	return tracefs_dir() ? 0 : -tracefs_errno;
+}
+
+const char *tracefs_why(void)
+{
+	return tracefs_error() == -EACCES ?
+	       "permission denied on tracefs (/sys/kernel/tracing): run as root" :
+	       "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
 }
 
 static char **names;
@@ -146,6 +164,64 @@ const struct btf *kfuncs_btf(void)
 			atexit(free_btf);
 	}
 	return vmlinux;
+}
+
+/* vmlinux's BTF functions sorted by name: a lookup per kernel function
+ * (kprobe:* without kprobes, ~121k) was a linear search each (~80 s) */
+struct btf_fn {
+	const char *name;
+	int id;
+};
+static struct btf_fn *fns;
+static size_t nfns;
+
+static int cmp_fn(const void *a, const void *b)
+{
+	return strcmp(((const struct btf_fn *)a)->name,
+		      ((const struct btf_fn *)b)->name);
+}
+
+static void free_fns(void)
+{
+	free(fns);
+	fns = NULL;
+	nfns = 0;
+}
+
+static int index_fns(const struct btf *btf)
+{
+	unsigned int n = btf__type_cnt(btf);
+
+	if (!(fns = calloc(n, sizeof(*fns))))
+		return -ENOMEM;
+	atexit(free_fns);
+	for (unsigned int id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = t && btf_is_func(t) ?
+				   btf__name_by_offset(btf, t->name_off) : NULL;
+
+		if (name)
+			fns[nfns++] = (struct btf_fn){ name, id };
+	}
+	qsort(fns, nfns, sizeof(*fns), cmp_fn);
+	return 0;
+}
+
+int kfuncs_btf_func(const char *name)
+{
+	static bool indexed;
+	const struct btf *btf = kfuncs_btf();
+	struct btf_fn key = { name, 0 }, *f;
+
+	if (!btf)
+		return -ENOENT;
+	if (!indexed) {
+		indexed = true;
+		if (index_fns(btf))
+			return -ENOMEM;
+	}
+	f = nfns ? bsearch(&key, fns, nfns, sizeof(*fns), cmp_fn) : NULL;
+	return f ? f->id : -ENOENT;
 }
 
 static int sysfs_int(const char *path, const char *prefix, int *out)

@@ -15,6 +15,12 @@ struct btf;
 /* The mounted tracefs ("/sys/kernel/tracing" or the debugfs one), or NULL. */
 const char *tracefs_dir(void);
 
+/* Why tracefs_dir() is NULL: -ENOENT (not mounted) or -EACCES (mounted
+ * but not searchable by us); 0 when it is there.  tracefs_why(): the
+ * words for a message. */
+int tracefs_error(void);
+const char *tracefs_why(void);
+
 /*
  * The traceable kernel functions, sorted and unique: tracefs's
  * available_filter_functions when readable, else the text symbols of
@@ -26,6 +32,9 @@ bool kfuncs_has(const char *name);
 
 /* vmlinux BTF (/sys/kernel/btf/vmlinux), cached; NULL when absent. */
 const struct btf *kfuncs_btf(void);
+
+/* The BTF id of function NAME in vmlinux (an index built once), or -ENOENT. */
+int kfuncs_btf_func(const char *name);
 
 /* Whether the kernel has the kprobe PMU (CONFIG_KPROBES); its type in *TYPE. */
 bool kfuncs_kprobe_pmu(int *type, int *retbit);

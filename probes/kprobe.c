@@ -65,7 +65,7 @@ static int btf_func(const char *name, int *nargs)
 
 	if (!btf)
 		return -ENOENT;
-	id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	id = kfuncs_btf_func(name);
 	if (id <= 0)
 		return -ENOENT;
 	t = btf__type_by_id(btf, id);

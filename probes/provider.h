@@ -154,6 +154,10 @@ struct provider {
 	void (*detach)(struct probe *p);
 	/* BEGIN/END: run the program once, now.  NULL for other providers. */
 	int (*fire)(struct probe *p);
+	/* Why has_builtin() refused NAME, written into BUF; NULL (or no
+	 * hook) for the generic "not available in PROVIDER probes". */
+	const char *(*builtin_why)(const struct probe *p, const char *name,
+				   char *buf, size_t len);
 };
 
 /* The provider named NAME (or its alias), or NULL. */

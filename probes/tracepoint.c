@@ -145,8 +145,9 @@ static int tp_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	tfs = tracefs_dir();
 	if (!tfs)
 		return provider_fail(err, errlen, arg, -1,
-				     "tracepoint %s:%s: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing), or use rawtracepoint:%s",
-				     p->args[0], p->args[1], p->args[1]);
+				     "tracepoint %s:%s: %s, or use rawtracepoint:%s",
+				     p->args[0], p->args[1], tracefs_why(),
+				     p->args[1]);
 	return read_event(p, tfs, err, errlen, arg);
 }
 
@@ -161,7 +162,7 @@ int tp_foreach(const char *pat_cat, const char *pat_name,
 	int nc, ne, ret = 0;
 
 	if (!tfs)
-		return -ENOENT;
+		return tracefs_error();
 	snprintf(path, sizeof(path), "%s/events", tfs);
 	nc = scandir(path, &cats, NULL, alphasort);
 	if (nc < 0)
@@ -209,9 +210,11 @@ static int tp_expand(const struct probe *p, char ***out, char *err,
 	ret = tp_foreach(p->args[0], p->args[1], add_name, &ns);
 	if (ret) {
 		provider_names_free(&ns);
-		snprintf(err, errlen, ret == -ENOENT ?
-			 "%s: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)" :
-			 "%s: cannot list the tracepoints", p->name);
+		if (ret == -ENOENT || ret == -EACCES)
+			snprintf(err, errlen, "%s: %s", p->name, tracefs_why());
+		else
+			snprintf(err, errlen, "%s: cannot list the tracepoints",
+				 p->name);
 		return ret;
 	}
 	*out = ns.v;

@@ -30,6 +30,7 @@
 #include "probes/elf_syms.h"
 #include "probes/insn_check.h"
 #include "probes/provider.h"
+#include "probes/uprobe_check.h"
 
 #define UPROBE_PMU	"/sys/bus/event_source/devices/uprobe"
 
@@ -413,6 +414,8 @@ static int up_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 	e = probe_perf_attach(p, pfd, prog_fd, "uprobe", err, errlen);
 	if (e)
 		up_detach(p);
+	else
+		uprobe_check_fires(p);
 	return e;
 }
 

@@ -49,7 +49,8 @@ static bool site_match(const struct usdt_site *s, const char *prov,
 static int us_parse(struct probe *p, char *err, size_t errlen, int *arg)
 {
 	const char *prov = p->nargs == 3 ? p->args[1] : NULL;
-	const char *name = p->args[p->nargs - 1];
+	/* args[-1] is out of bounds with no arguments: check the count first */
+	const char *name = p->nargs >= 1 ? p->args[p->nargs - 1] : "";
 	char path[PATH_MAX], msg[256];
 	struct usdt_sites s;
 	struct usdt_probe *up;

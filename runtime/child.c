@@ -3,14 +3,57 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wordexp.h>
 
 #include "runtime/child.h"
+
+/* Not a directory (access() says X_OK for those); errno 0 when not. */
+static bool runnable(const char *path)
+{
+	struct stat st;
+
+	errno = 0;
+	return !stat(path, &st) && !S_ISDIR(st.st_mode);
+}
+
+/*
+ * What execvp would find for NAME: 0, or print why not and return the
+ * negative errno, so that -c fails before anything is attached (BEGIN
+ * included), naming the command, as bpftrace does.
+ */
+static int check_exec(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	int e = ENOENT;
+
+	if (strchr(name, '/')) {
+		if (!access(name, X_OK) && runnable(name))
+			return 0;
+		e = errno ? errno : EISDIR;
+		fprintf(stderr, "gputrace: -c: cannot run '%s': %s\n", name,
+			strerror(e));
+		return -e;
+	}
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", name);
+		if (!access(buf, X_OK) && runnable(buf))
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	fprintf(stderr, "gputrace: -c: cannot find '%s' (not a path or a program in $PATH)\n",
+		name);
+	return -e;
+}
 
 int child_spawn(const char *cmd, const char *const *env_add, struct child *c)
 {
@@ -26,6 +69,10 @@ int child_spawn(const char *cmd, const char *const *env_add, struct child *c)
 			wordfree(&we);
 		fprintf(stderr, "gputrace: -c: cannot parse the command '%s'\n", cmd);
 		return -EINVAL;
+	}
+	if ((rc = check_exec(we.we_wordv[0]))) {
+		wordfree(&we);
+		return rc;
 	}
 	/* go: the child waits for EOF on it; err: an exec failure comes back */
 	if (pipe2(go, O_CLOEXEC)) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "probes/elf_syms.h"
 #include "gpucode/fatbin.h"
 #include "probes/cuda_priv.h"
+#include "probes/gpu_kernels.h"
 #include "probes/provider.h"
 #include "runtime/list.h"
 
@@ -38,10 +40,50 @@ static void collect(const char *path, void *arg)
 				arg, err, sizeof(err));
 }
 
+/* -lv: the builtins of each probe form (probes/cuda.c, probes/gpu.c;
+ * tests/accept/list_builtins.sh compiles each one) */
+static const struct {
+	const char *form, *names;
+} form_builtins[] = {
+	{ "cuda:launch", "kernel gridDim.x gridDim.y gridDim.z blockDim.x blockDim.y blockDim.z shmem stream" },
+	{ "cuda:malloc", "size retval" },
+	{ "cuda:free", "arg0" },
+	{ "cuda:memcpy", "size kind" },
+	{ "cuda:sync", "duration retval" },
+	{ "cuda:graph", "stream" },
+	{ "cuda:complete", "kernel duration queued stream gridDim.x gridDim.y gridDim.z blockDim.x blockDim.y blockDim.z gpu" },
+	{ "gpu:", "kernel launch launch_ns gtime clock gpu smid nsmid warpid laneid blockIdx.x blockIdx.y blockIdx.z threadIdx.x threadIdx.y threadIdx.z blockDim.x blockDim.y blockDim.z gridDim.x gridDim.y gridDim.z pid probe argN" },
+};
+
+/* Under LINE (a probe form or a gpu: probe): its builtins, one a line
+ * (argN left out when the kernel's own arguments follow). */
+static void form_lines(const char *line, bool args_known, FILE *out)
+{
+	for (size_t i = 0; i < sizeof(form_builtins) / sizeof(form_builtins[0]); i++) {
+		const char *f = form_builtins[i].form, *w;
+		size_t n = strlen(f);
+
+		if (strncmp(line, f, n) || (line[n] && line[n] != ':' && f[n - 1] != ':'))
+			continue;
+		for (w = form_builtins[i].names; *w;) {
+			size_t k = strcspn(w, " ");
+
+			if (!args_known || strncmp(w, "argN", k))
+				fprintf(out, "    %.*s\n", (int)k, w);
+			w += k + (w[k] == ' ');
+		}
+		if (!strncmp(line, "gpu:warp:", 9))
+			fputs("    lanes\n", out);
+		if (!strncmp(line, "gpu:", 4) && strstr(line, ":exit"))
+			fputs("    duration\n", out);
+		return;
+	}
+}
+
 /* One probe line, when PATTERN (NULL: any) matches it. */
 static void kernel_line(const char *kind, const char *name,
 			const struct fatbin_kernel *f, const char *pattern,
-			FILE *out)
+			const char *params, bool verbose, FILE *out)
 {
 	char line[8192], a[32];
 
@@ -58,6 +100,24 @@ static void kernel_line(const char *kind, const char *name,
 		fputc(')', out);
 	}
 	fputc('\n', out);
+	if (verbose) {
+		form_lines(line, params, out);
+		if (params)
+			fputs(params, out);
+	}
+}
+
+/* -lv: kernel NAME's parameters from the PTX of CMD's fatbins */
+static const char *params_of(const char *cmd, const char *name)
+{
+	const struct gpu_kernel *k;
+	int n;
+
+	k = gpu_kernels_of(cmd, false, &n);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(k[i].name, name))
+			return k[i].params;
+	return NULL;
 }
 
 /*
@@ -66,7 +126,7 @@ static void kernel_line(const char *kind, const char *name,
  * name without parameters, once.
  */
 static void list_kernels(int pid, const char *cmd, const char *pattern,
-			 FILE *out)
+			 bool verbose, FILE *out)
 {
 	static const char *const kinds[] = { "kernel", "warp", "mem" };
 	struct fatbin_kernels k = { 0 };
@@ -77,7 +137,9 @@ static void list_kernels(int pid, const char *cmd, const char *pattern,
 			char *dm = syms_demangle(k.v[i].name, true);
 
 			kernel_line(kinds[t], dm ? dm : k.v[i].name, &k.v[i],
-				    pattern, out);
+				    pattern, verbose && !pid ?
+				    params_of(cmd, k.v[i].name) : NULL, verbose,
+				    out);
 			free(dm);
 		}
 	fatbin_kernels_free(&k);
@@ -101,11 +163,64 @@ static bool uprobe_pattern(const char *pattern)
 	       (strchr(c, '/') || !strncmp(c + 1, "lib", 3));
 }
 
+/*
+ * CMD's program (its first word) exists and is an ELF file: the gpu:
+ * listing of a missing one printed nothing, rc 0.  The words are those
+ * of the uprobe listing; 0 or 1 (error shown).
+ */
+static int check_target(const char *cmd)
+{
+	char word[4096], path[4096], err[256];
+	unsigned char magic[4];
+	size_t n = strcspn(cmd, " \t");
+	FILE *f;
+
+	snprintf(word, sizeof(word), "%.*s", (int)n, cmd);
+	if (syms_resolve(word, 0, path, sizeof(path), err, sizeof(err))) {
+		fprintf(stderr, "gputrace: %s\n", err);
+		return 1;
+	}
+	if (!(f = fopen(path, "re"))) {
+		fprintf(stderr, "gputrace: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	if (n != sizeof(magic) || memcmp(magic, "\177ELF", 4)) {
+		fprintf(stderr, "gputrace: %s is not an ELF file\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* A pattern naming no provider ('*open*', or none at all) lists the
+ * probes of every provider that it matches, as bpftrace's -l does. */
+static bool any_provider(const char *pattern)
+{
+	char name[32];
+	size_t n;
+
+	if (!pattern)
+		return true;
+	n = strcspn(pattern, ":");
+	if (!pattern[n])
+		return !strchr(pattern, '/');
+	if (n >= sizeof(name))
+		return true;
+	memcpy(name, pattern, n);
+	name[n] = 0;
+	return !provider_find(name) && strcmp(name, "BEGIN") &&
+	       strcmp(name, "END") && !strpbrk(pattern + n, "/");
+}
+
 int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		FILE *out)
 {
-	int ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
+	int ret;
 
+	if (cmd && !pid && check_target(cmd))
+		return 1;
+	ret = pattern ? list_kernel_probes(pattern, pid, verbose, out) : -1;
 	if (ret >= 0)
 		return ret;
 	if (pattern && uprobe_pattern(pattern)) {
@@ -116,7 +231,7 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		/* a bare binary's path: its kernels too */
 		if (!strchr(pattern, ':') &&
 		    !syms_resolve(pattern, pid, path, sizeof(path), err, sizeof(err)))
-			list_kernels(0, path, NULL, out);
+			list_kernels(0, path, NULL, verbose, out);
 		return 0;
 	}
 	/* the process's own functions, as bpftrace 0.17 lists them */
@@ -129,10 +244,16 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		    (!gpu_sample_probe(fixed[i]) || !pattern ||
 		     !fnmatch(pattern, "gpu:kernel:x", 0)))
 			continue;
-		if (!pattern || !fnmatch(pattern, fixed[i], 0))
+		if (!pattern || !fnmatch(pattern, fixed[i], 0)) {
 			fprintf(out, "%s\n", fixed[i]);
+			if (verbose)
+				form_lines(fixed[i], false, out);
+		}
 	}
+	/* a target without a pattern: its probes only, as bpftrace 0.17 */
+	if (any_provider(pattern) && (pattern || !(pid || cmd)))
+		list_kernel_all(pattern, verbose, out);
 	if (pid || cmd)
-		list_kernels(pid, cmd, pattern, out);
+		list_kernels(pid, cmd, pattern, verbose, out);
 	return 0;
 }

@@ -22,7 +22,12 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
  * PATTERN names a kernel provider (kprobe, tracepoint, rawtracepoint,
  * software, hardware; aliases too) or usdt:BIN: list its probes; the
  * exit status, or -1 for any other pattern (runtime/list_kernel.c).
+ * VERBOSE: each tracepoint's fields under it, as bpftrace -lv.
  */
-int list_kernel_probes(const char *pattern, int pid, FILE *out);
+int list_kernel_probes(const char *pattern, int pid, bool verbose, FILE *out);
+
+/* Every concrete kernel probe (software, hardware, tracepoint,
+ * rawtracepoint, kprobe) that PATTERN (NULL: any) matches whole. */
+void list_kernel_all(const char *pattern, bool verbose, FILE *out);
 
 #endif

@@ -24,21 +24,60 @@ int rawtp_foreach(const char *pattern, int (*fn)(const char *name, void *arg),
 
 struct lister {
 	const char *pattern;	/* with the provider's full name */
+	const char *filter;	/* and this too, when set */
+	bool verbose;		/* -lv: tracepoint fields */
 	FILE *out;
 };
 
-static void line(struct lister *l, const char *text)
+static int list_provider(struct lister *l, const char *pattern, int pid);
+
+static bool line(struct lister *l, const char *text)
 {
-	if (!fnmatch(l->pattern, text, 0))
-		fprintf(l->out, "%s\n", text);
+	if (fnmatch(l->pattern, text, 0) ||
+	    (l->filter && fnmatch(l->filter, text, 0)))
+		return false;
+	fprintf(l->out, "%s\n", text);
+	return true;
+}
+
+/* -lv: the event's fields as its format file declares them, the common_
+ * ones left out, as bpftrace prints them ("    const char * filename"). */
+static void tp_fields(FILE *out, const char *cat, const char *name)
+{
+	char path[512], buf[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", tracefs_dir(),
+		 cat, name);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(buf, sizeof(buf), f)) {
+		char *d = strstr(buf, "field:"), *end;
+
+		if (!d || !(end = strchr(d, ';')))
+			continue;
+		d += 6;
+		*end = 0;
+		/* the name is the last word, before any [N] */
+		end = d + strcspn(d, "[");
+		while (end > d && end[-1] == ' ')
+			end--;
+		while (end > d && end[-1] != ' ' && end[-1] != '*')
+			end--;
+		if (strncmp(end, "common_", 7))
+			fprintf(out, "    %s\n", d);
+	}
+	fclose(f);
 }
 
 static int tp_line(const char *cat, const char *name, void *arg)
 {
+	struct lister *l = arg;
 	char buf[512];
 
 	snprintf(buf, sizeof(buf), "tracepoint:%s:%s", cat, name);
-	line(arg, buf);
+	if (line(l, buf) && l->verbose)
+		tp_fields(l->out, cat, name);
 	return 0;
 }
 
@@ -89,7 +128,27 @@ static int list_usdt(struct lister *l, const char *rest, int pid)
 	return 0;
 }
 
-int list_kernel_probes(const char *pattern, int pid, FILE *out)
+void list_kernel_all(const char *pattern, bool verbose, FILE *out)
+{
+	static const char *const provs[] = {
+		"software:*", "hardware:*", "tracepoint:*", "rawtracepoint:*",
+		"kprobe:*",
+	};
+	struct lister l = { .filter = pattern, .verbose = verbose, .out = out };
+
+	for (size_t i = 0; i < sizeof(provs) / sizeof(provs[0]); i++)
+		list_provider(&l, provs[i], 0);
+}
+
+int list_kernel_probes(const char *pattern, int pid, bool verbose, FILE *out)
+{
+	struct lister l = { .out = out, .verbose = verbose };
+
+	return list_provider(&l, pattern, pid);
+}
+
+/* L's probes for PATTERN of one kernel provider; -1: not one. */
+static int list_provider(struct lister *lp, const char *pattern, int pid)
 {
 	static const char *const sw[] = {
 		"alignment-faults", "bpf-output", "context-switches", "cpu-clock",
@@ -102,7 +161,7 @@ int list_kernel_probes(const char *pattern, int pid, FILE *out)
 		"frontend-stalls", "instructions", "ref-cycles",
 	};
 	const struct provider *prov;
-	struct lister l = { .out = out };
+	struct lister l = *lp;
 	char name[32], *full;
 	const char *colon = strchr(pattern, ':');
 	size_t n;
@@ -130,8 +189,10 @@ int list_kernel_probes(const char *pattern, int pid, FILE *out)
 			line(&l, buf);
 		}
 	} else if (prov == &provider_tracepoint) {
-		if (tp_foreach("*", "*", tp_line, &l) == -ENOENT)
-			fprintf(stderr, "gputrace: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)\n");
+		int rc = tp_foreach("*", "*", tp_line, &l);
+
+		if (rc == -ENOENT || rc == -EACCES)
+			fprintf(stderr, "gputrace: %s\n", tracefs_why());
 	} else if (prov == &provider_rawtracepoint) {
 		rawtp_foreach("*", rt_line, &l);
 	} else if (prov == &provider_usdt) {

@@ -24,6 +24,7 @@
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
 #include "runtime/child.h"
+#include "runtime/devcheck.h"
 #include "runtime/dryrun.h"
 #include "runtime/hostpath.h"
 #include "runtime/list.h"
@@ -296,7 +297,8 @@ int main(int argc, char **argv)
 	const char *const *cglobs = NULL;
 	const char *const *sglobs = NULL;
 	char *timeline = NULL;
-	int c, ret = 1, ncomplete, nsample, nhost = 0;
+	int c, ret = 1, ncomplete, nsample, nhost = 0, npos = 0;
+	const char *lpos[2];
 	uint32_t speriod;
 	struct agent_config hcfg = { 0 };
 	bool *host_maps = NULL;
@@ -369,11 +371,36 @@ int main(int argc, char **argv)
 		}
 	}
 	if (list) {
-		const char *pat = optind < argc ? argv[optind] : NULL;
+		const char *pat;
 
+		/* -l has no program arguments: options may follow the
+		 * PATTERN and BINARY too (-l 'gpu:*' -v BIN) */
+		optind = 0;
+		while ((c = getopt_long(argc, argv, "-e:p:c:lf:o:qvd:Vh", lopts,
+					NULL)) != -1) {
+			if (c == 1 && npos < 2) {
+				lpos[npos++] = optarg;
+			} else if (c == 1) {
+				fprintf(stderr, "gputrace: -l: unexpected argument '%s' (usage: -l [PATTERN [BINARY]])\n",
+					optarg);
+				return 1;
+			} else if (c == 'e') {
+				fprintf(stderr, "gputrace: -l lists probes and runs no program: give a PATTERN, not -e\n");
+				return 1;
+			} else if (c == 'v') {
+				sopts.verbose = true;
+			} else if (c == 'c') {
+				cmd = optarg;
+			} else if (c == 'p' && parse_pid(optarg, &sopts.pid)) {
+				return 1;
+			} else if (c == '?') {
+				return 1;
+			}
+		}
+		pat = npos ? lpos[0] : NULL;
 		/* -l PATTERN BINARY: the binary is the target, like -c */
-		if (!cmd && !sopts.pid && optind + 1 < argc)
-			cmd = argv[optind + 1];
+		if (!cmd && !sopts.pid && npos > 1)
+			cmd = lpos[1];
 		return list_probes(pat, sopts.pid, cmd, sopts.verbose, stdout);
 	}
 	if (prog_text) {
@@ -505,6 +532,10 @@ int main(int argc, char **argv)
 		if (device_lower(u, &obj, &ds))
 			goto out;
 		have_ds = true;
+		/* a dry run checks -c's kernels (-d ptx says "no kernel
+		 * matches" itself, as an error); a run hears it at the end */
+		if (dry_run)
+			devcheck_target(&ds, cmd, !(dump & D_PTX), true);
 		if (dump & D_PTX) {
 			/* --dry-run -d ptx: the splice into -c's program or
 			 * the binary after -e; else the probe functions */

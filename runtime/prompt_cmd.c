@@ -56,7 +56,7 @@ static bool number(const char *w, long max, long *v)
 static void help(void)
 {
 	puts("Type a probe clause to compile and attach it at once, e.g.\n"
-	     "  interval:s:1 { printf(\"%d\\n\", @n); }\n"
+	     "  interval:s:1 { @n++; printf(\"%d\\n\", @n); }\n"
 	     "(several lines until the braces balance).  Commands:\n"
 	     "  attach PID       trace process PID (uprobes, cuda:)\n"
 	     "  detach           stop tracing it: remove its probes\n"

@@ -14,6 +14,7 @@
 #include <editline/readline.h>
 
 #include "compiler/sema.h"
+#include "probes/elf_syms.h"
 #include "runtime/list.h"
 #include "runtime/prompt_priv.h"
 
@@ -22,8 +23,12 @@ static struct prompt *cur;
 static const char *const first_words[] = {
 	"attach", "detach", "probes", "remove", "print", "clear", "list",
 	"load", "help", "quit", "BEGIN", "END", "interval:s:", "interval:ms:",
-	"interval:us:", "interval:hz:", "uprobe:", "uretprobe:", "cuda:launch",
-	"cuda:malloc", "cuda:free", "cuda:memcpy", "cuda:sync", "cuda:graph",
+	"interval:us:", "interval:hz:", "uprobe:", "uretprobe:", "usdt:",
+	"kprobe:", "kretprobe:", "tracepoint:", "rawtracepoint:",
+	"profile:hz:", "profile:s:", "profile:ms:", "profile:us:",
+	"software:", "hardware:", "cuda:launch", "cuda:malloc", "cuda:free",
+	"cuda:memcpy", "cuda:sync", "cuda:graph", "cuda:complete",
+	"gpu:kernel:", "gpu:warp:",
 	NULL,
 };
 
@@ -68,6 +73,7 @@ static char **complete(const char *text, int start, int end)
 {
 	const char *line = rl_line_buffer;
 	size_t lead = strspn(line, " \t");
+	char **m;
 
 	memset(&st, 0, sizeof(st));
 	if ((size_t)start <= lead) {
@@ -86,15 +92,22 @@ static char **complete(const char *text, int start, int end)
 		st.words = true;
 	}
 	rl_attempted_completion_over = 1;	/* no file names */
-	return rl_completion_matches(text, generator);
+	m = rl_completion_matches(text, generator);
+	/* "uprobe:" goes on without a space: a second Tab lists after it */
+	rl_completion_append_character =
+		m && m[0][0] && m[0][strlen(m[0]) - 1] == ':' ? '\0' : ' ';
+	return m;
 }
 
 void pr_complete_init(struct prompt *p)
 {
 	cur = p;
 	rl_attempted_completion_function = complete;
-	/* probe names hold ':' and '.', maps '@' */
-	rl_completer_word_break_characters = " \t\n(){}[];,/=+-*<>!&|^%?\"";
+	/* probe names hold ':', '.', '/', '-' and '*', maps '@'; libedit
+	 * breaks words at the basic set (its default has '@': "print @a"
+	 * became "@@a") */
+	rl_completer_word_break_characters = " \t\n(){}[];,=+<>!&|^%?\"";
+	rl_basic_word_break_characters = rl_completer_word_break_characters;
 }
 
 void pr_words_free(struct prompt *p)
@@ -106,7 +119,71 @@ void pr_words_free(struct prompt *p)
 	p->nwords = 0;
 }
 
-/* The target's probes, as `list` prints them: one word a line. */
+static void add_word(struct prompt *p, int *cap, char *w)
+{
+	if (!w)
+		return;
+	if (p->nwords == *cap) {
+		char **v = realloc(p->words, (*cap = *cap * 2 + 64) * sizeof(*v));
+
+		if (!v) {
+			free(w);
+			return;
+		}
+		p->words = v;
+	}
+	p->words[p->nwords++] = w;
+}
+
+/*
+ * The functions of each library PID maps, as "uprobe:libc:malloc" (what
+ * users type) and by the mapped path: -l of a process lists only its
+ * program, so "uprobe:libc:mal" completed nothing.
+ */
+static void lib_words(struct prompt *p, int *cap)
+{
+	char maps[64], line[4096 + 128], last[4096] = "";
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", p->pid);
+	if (!(f = fopen(maps, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/'), *base, *buf = NULL, *l, *save;
+		char pat[4200], *dot;
+		size_t len = 0, plen, blen;
+		FILE *m;
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		base = strrchr(path, '/') + 1;
+		if (!(dot = strstr(base, ".so")) || !strcmp(path, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", path);
+		blen = dot - base;
+		plen = snprintf(pat, sizeof(pat), "uprobe:%s:", path);
+		snprintf(pat + plen, sizeof(pat) - plen, "*");
+		if (!(m = open_memstream(&buf, &len)))
+			continue;
+		syms_list_text(pat, p->pid, NULL, false, m);
+		fclose(m);
+		for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char *w;
+
+			if (strncmp(l, pat, plen))
+				continue;
+			add_word(p, cap, strdup(l));
+			if (asprintf(&w, "uprobe:%.*s:%s", (int)blen, base, l + plen) >= 0)
+				add_word(p, cap, w);
+		}
+		free(buf);
+	}
+	fclose(f);
+}
+
+/* The target's probes, as `list` prints them: one word a line; then its
+ * libraries' functions. */
 void pr_words_load(struct prompt *p)
 {
 	char *buf = NULL, *line, *save = NULL, exe[64], path[4096], pre[4200];
@@ -129,23 +206,17 @@ void pr_words_load(struct prompt *p)
 	fclose(f);
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		line[strcspn(line, " ")] = 0;	/* "(SASS only: ...)" */
-		if (p->nwords == cap) {
-			char **w = realloc(p->words, (cap = cap * 2 + 64) * sizeof(*w));
+		char *w;
 
-			if (!w)
-				break;
-			p->words = w;
-		}
+		line[strcspn(line, " ")] = 0;	/* "(SASS only: ...)" */
 		if (path[0] && !strncmp(line, pre, plen)) {
-			if (asprintf(&p->words[p->nwords], "uprobe:%s:%s", path,
-				     line + plen) < 0)
-				p->words[p->nwords] = NULL;
+			if (asprintf(&w, "uprobe:%s:%s", path, line + plen) < 0)
+				w = NULL;
 		} else {
-			p->words[p->nwords] = strdup(line);
+			w = strdup(line);
 		}
-		if (p->words[p->nwords])
-			p->nwords++;
+		add_word(p, &cap, w);
 	}
 	free(buf);
+	lib_words(p, &cap);
 }

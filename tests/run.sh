@@ -16,6 +16,9 @@
 #   TIMEOUT       seconds allowed to one program run (20)
 #   FUZZ_SMOKE    seconds of fuzzing per harness in the fuzz part (5)
 #
+# Parts (arguments; all by default): unit diff errors accept fuzz gpu
+# (gpu only lists tests/gpu/*.sh as skipped: make gpu-check runs them).
+#
 # docs/testing.md says what each part checks and how to add a case.
 
 cd "$(dirname "$0")/.." || exit 1
@@ -511,7 +514,22 @@ fuzz_result() {
 	fi
 }
 
-parts=${*:-unit diff errors accept fuzz}
+# gpu: make check runs none of tests/gpu/*.sh (make gpu-check does, on a
+# GPU machine), and says so: one SKIP line each, counted as skipped.
+run_gpu() {
+	if nvidia-smi -L >/dev/null 2>&1; then
+		why="not part of make check: make gpu-check runs it"
+	else
+		why="no GPU here (nvidia-smi -L failed): make gpu-check runs it on a GPU machine"
+	fi
+	for s in tests/gpu/*.sh; do
+		name=gpu/$(basename "$s" .sh)
+		[ "$name" = gpu/run ] && continue
+		wanted "$name" && skip "$name" "$why"
+	done
+}
+
+parts=${*:-unit diff errors accept fuzz gpu}
 for part in $parts; do
 	case $part in
 	unit)	run_units ;;
@@ -519,6 +537,7 @@ for part in $parts; do
 	errors)	run_errors ;;
 	accept)	run_accept ;;
 	fuzz)	run_fuzz ;;
+	gpu)	run_gpu ;;
 	*)	echo "run.sh: unknown part '$part'" >&2; exit 2 ;;
 	esac
 done

@@ -548,7 +548,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	struct ptx_splice_req req = { 0 };
 	char err[768], var[128];
 	CUdevice dev;
-	int maj = 0, min = 0, gpu;
+	int maj = 0, min = 0, gpu, hi;
 	unsigned sm, arch;
 	/* phase times for -v: PTX found, parsed, spliced, device state */
 	double ts[5];
@@ -588,6 +588,15 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	ts[2] = now_ms();
 	l.entry = clause_text(k, false);
 	l.exit = clause_text(k, true);
+	/* the compiler refused this where it saw the kernel (-c's fatbins);
+	 * one loaded otherwise gets 0 for the missing parameters: say so */
+	hi = ptx_highest_arg(l.entry);
+	if (ptx_highest_arg(l.exit) > hi)
+		hi = ptx_highest_arg(l.exit);
+	if (hi >= f->nparams)
+		agent_report_once("%s has %d parameter%s: its probe reads arg%d as 0",
+				  k->pretty, f->nparams,
+				  f->nparams == 1 ? "" : "s", hi);
 	req.names = names;
 	req.decls = agent.cfg.decls;
 	req.entry = l.entry;

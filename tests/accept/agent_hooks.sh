@@ -9,7 +9,8 @@
 # and through cuModuleLoadDataEx on a driver without it), the skips
 # (module-scope variables, SASS only), the map total through the launch
 # parameter, the tracer protocol (agent_tracer.c), and gputrace -c with
-# the agent: device counts, warnings when no gpu: probe can fire.
+# the agent: device counts, warnings when no gpu: probe can fire or a
+# probe reads an argument the kernel lacks.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -247,6 +248,15 @@ grep -qx '@: 40' "$T/gt" || { cat "$T/gt" "$T/gte"; fail "gputrace: device count
 	{ cat "$T/gte"; fail "no warning (once) for a GLOB that matched nothing"; }
 grep -q "matches 'vadd'" "$T/gte" && fail "warning for a GLOB that matched"
 grep -q "launched no CUDA kernel" "$T/gte" && fail "no-CUDA warning for a CUDA program"
+# a kernel the compiler could not see (loaded from a file at run time)
+# with fewer parameters than the probe reads: instrumented, with a word
+"$GT" -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:kernel:vadd { @ = count(); @a = max(arg7); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gt" "$T/gte"; fail "gputrace -c prog, arg7"; }
+grep -qx '@: 40' "$T/gt" && [ "$(grep -c 'vadd.* has 4 parameters: its probe reads arg7 as 0' "$T/gte")" = 1 ] ||
+	{ cat "$T/gt" "$T/gte"; fail "arg7 of a 4-parameter kernel: no warning (once)"; }
+"$GT" -c "$T/prog $T/vadd.fatbin $VADD" -e 'gpu:kernel:vadd { @a = max(arg3); }' \
+	>"$T/gt" 2>"$T/gte" || { cat "$T/gt" "$T/gte"; fail "gputrace -c prog, arg3"; }
+grep -q 'parameters' "$T/gte" && { cat "$T/gte"; fail "arg3 of a 4-parameter kernel warned of"; }
 # a map kept per kernel: each snapshot copies the slots in use of every
 # shard, in one 2D copy or, where the driver refuses that, shard by shard
 for no2d in "" 1; do

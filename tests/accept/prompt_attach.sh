@@ -6,9 +6,7 @@
 # then `gputrace -p PID` with no program: attached from the start.
 . "$(dirname "$0")/../progs/prompt_lib.sh"
 
-"$BIN" -n 3 -w func_a -k 2>"$T/werr" &
-wpid=$!
-trap 'kill $wpid 2>/dev/null; rm -rf "$T"' EXIT
+start_target -n 3 -w func_a -k
 
 drive <<STEPS
 expect gputrace> 

@@ -37,6 +37,9 @@ run() {
 }
 
 run posarg_past_int 0 '' -e 'BEGIN { @x = $4294967296; @y = $4294967297 + 1; }'
+# unroll's count from an index past 32 bits (issue 31): was read as $1
+run unroll_posarg_past_int 1 'stdin:1:16: error: unroll minimum value is 1' \
+	-e 'BEGIN { unroll($4294967297) { @x = 1; } }' 3
 
 python3 -c "print('BEGIN { @x = ' + ' + '.join(['1'] * 15000) + '; }')" \
 	>"$dir/deep.bt"

@@ -498,10 +498,64 @@ out:
 	return ret;
 }
 
+/*
+ * Issue 31: COUNT zstd entries of 1 MiB of spaces each, every one within
+ * the per-entry limits; the walk stops once the total passes
+ * fatbin_budget() of the input.  *N: entries seen.
+ */
+static int zstd_many(int count, int *n, char *err, size_t errlen)
+{
+	size_t usize = 1 << 20, cap = ZSTD_compressBound(usize), clen, step;
+	uint8_t *plain = malloc(usize), *z = malloc(cap), *buf = NULL;
+	int ret = -ENOMEM;
+
+	if (!plain || !z)
+		goto out;
+	memset(plain, ' ', usize);
+	clen = ZSTD_compress(z, cap, plain, usize, 19);
+	if (ZSTD_isError(clen))
+		goto out;
+	step = 64 + ((clen + 7) & ~(size_t)7);
+	if (!(buf = calloc(1, 16 + step * count)))
+		goto out;
+	put32(buf, FATBIN_MAGIC);
+	buf[4] = 1;
+	buf[6] = 16;
+	put64(buf + 8, step * count);
+	for (int i = 0; i < count; i++) {
+		uint8_t *e = buf + 16 + step * i;
+
+		e[0] = FATBIN_KIND_PTX;
+		put32(e + 4, 64);
+		put64(e + 8, step - 64);
+		put32(e + 16, (uint32_t)clen);
+		put32(e + 28, 90);
+		put64(e + 40, FATBIN_FLAG_64BIT | FATBIN_FLAG_ZSTD);
+		put64(e + 56, usize);
+		memcpy(e + 64, z, clen);
+	}
+	*n = 0;
+	ret = fatbin_foreach_kind(buf, 16 + step * count, 0, count_cb, n, err,
+				  errlen);
+out:
+	free(plain);
+	free(z);
+	free(buf);
+	return ret;
+}
+
 static void test_bombs(void)
 {
 	char err[256] = "";
 	int n;
+
+	/* many entries each within the limits: a total holds them */
+	CHECK(zstd_many(40, &n, err, sizeof(err)) == 0 && n == 40,
+	      "zstd_many_within_total");
+	CHECK(zstd_many(80, &n, err, sizeof(err)) == -EBADMSG &&
+	      n == (int)(FATBIN_TOTAL_SLACK >> 20) &&
+	      strstr(err, "entry 64") && strstr(err, "decompression bomb"),
+	      "zstd_many_past_total_refused");
 
 	CHECK(zstd_entry(64 << 10, 0, &n, NULL, err, sizeof(err)) == 0 && n == 1,
 	      "zstd_small_ok");

@@ -549,6 +549,65 @@ out:
 	ptx_free(m);
 }
 
+/*
+ * Comments in a parameter list (issue 31): a "//" after the last
+ * parameter swallowed the added context parameter, which ptxas rejected.
+ */
+static void test_splice_param_comments(void)
+{
+	static const char text[] =
+		".version 7.0\n.target sm_75\n.address_size 64\n\n"
+		".visible .entry first(\n"
+		"\t.param .u64 first_param_0, /* in */\n"
+		"\t/* between */ .param .u32 first_param_1 // last\n"
+		")\n{\n\tret;\n}\n"
+		".visible .entry third(.param .u32 third_param_0/*x*/)\n"
+		"{\n\tret;\n}\n";
+	struct ptx_module *m, *o = NULL;
+	char err[256], *out = NULL;
+	int calls = 0, rc;
+	struct ptx_splice_req req = {
+		.match = match_first, .match_arg = &calls,
+		.exit = exit_text, .min_major = 7, .min_minor = 0,
+	};
+
+	if (ptx_parse(text, strlen(text), &m, err, sizeof(err))) {
+		CHECK(0, "splice/comments: input parses");
+		printf("# %s\n", err);
+		return;
+	}
+	rc = ptx_splice(m, &req, &out, err, sizeof(err));
+	CHECK(rc == 2, "splice/comments: both kernels instrumented");
+	CHECK(out && contains(out, "first_param_1,\n\t" PTX_CTX_DECL " // last"),
+	      "splice/comments: context parameter before a // comment");
+	CHECK(out && contains(out, "third_param_0,\n\t" PTX_CTX_DECL "/*x*/"),
+	      "splice/comments: context parameter before a /* */ comment");
+	if (out && !ptx_parse(out, strlen(out), &o, err, sizeof(err))) {
+		const struct ptx_func *f = ptx_find_entry(o, "first");
+		const struct ptx_func *t = ptx_find_entry(o, "third");
+
+		CHECK(f && f->nparams == 3 && t && t->nparams == 2,
+		      "splice/comments: the context parameter is declared");
+	} else {
+		CHECK(0, "splice/comments: output parses");
+	}
+	free(out);
+	ptx_free(o);
+	ptx_free(m);
+}
+
+/* the agent's "reads argN as 0" check (issue 31) */
+static void test_highest_arg(void)
+{
+	CHECK(ptx_highest_arg(NULL) == -1 && ptx_highest_arg("mov.u64 %r1, 0;") == -1,
+	      "highest_arg/none");
+	CHECK(ptx_highest_arg("add.u64 %x, %gt_arg1, %gt_arg12;\n"
+			      "mov.u64 %y, %gt_arg7;") == 12,
+	      "highest_arg/highest of several");
+	CHECK(ptx_highest_arg("mov.u64 %y, %gt_arg3x; %gt_argv; %gt_arg2") == 2,
+	      "highest_arg/whole names only");
+}
+
 static void test_splice_options(void)
 {
 	static const char *const names[] = { "third", NULL };
@@ -1098,6 +1157,8 @@ int main(void)
 {
 	test_read();
 	test_splice_shape();
+	test_splice_param_comments();
+	test_highest_arg();
 	test_splice_launch_words();
 	test_splice_late_reads();
 	test_splice_deferred();
