@@ -17,30 +17,68 @@ const struct source *diag_source(void)
 	return cur_src;
 }
 
-/* Print source line LINE (1-based) and a caret under COL. */
-static void show_line(int line, int col)
+/* Print source line LINE (1-based) and MARK under columns COL..END-1. */
+static void show_line(int line, int col, int end, char mark)
 {
-	const char *p = cur_src->text, *end = p + cur_src->len, *eol;
+	const char *p = cur_src->text, *end_p = p + cur_src->len, *eol;
 	int i;
 
-	for (i = 1; i < line && p < end; p++)
+	for (i = 1; i < line && p < end_p; p++)
 		if (*p == '\n')
 			i++;
-	if (p >= end && line > 1 && i < line)
+	if (p >= end_p && line > 1 && i < line)
 		return;
-	eol = memchr(p, '\n', end - p);
+	eol = memchr(p, '\n', end_p - p);
 	if (!eol)
-		eol = end;
+		eol = end_p;
 	/* a NUL byte (refused by the parser) shows as a space, not an end */
 	for (const char *q = p; q < eol; q++)
 		fputc(*q ? *q : ' ', stderr);
 	fputc('\n', stderr);
-	/* keep tabs so the caret lines up in a terminal */
+	/* keep tabs so the mark lines up in a terminal */
 	for (i = 1; i < col && p + i - 1 < eol; i++)
 		fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);
 	for (; i < col; i++)
 		fputc(' ', stderr);
-	fputs("^\n", stderr);
+	for (; i < end; i++)
+		fputc(mark, stderr);
+	fputc('\n', stderr);
+}
+
+/*
+ * The length of the token at LINE:COL (an operator or a word), for the
+ * column range bpftrace prints with a warning ("stdin:1:25-26:").
+ */
+static int token_len(int line, int col)
+{
+	static const char *const ops[] = {
+		"<<=", ">>=", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+		"->", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+	};
+	const char *p = cur_src->text, *end = p + cur_src->len;
+	int i, n = 0;
+
+	for (i = 1; i < line && p < end; p++)
+		if (*p == '\n')
+			i++;
+	for (i = 1; i < col && p < end && *p != '\n'; i++)
+		p++;
+	if (p >= end || *p == '\n')
+		return 1;
+	while (p + n < end && (p[n] == '_' || p[n] == '$' || p[n] == '@' ||
+			       (p[n] >= 'a' && p[n] <= 'z') ||
+			       (p[n] >= 'A' && p[n] <= 'Z') ||
+			       (p[n] >= '0' && p[n] <= '9')))
+		n++;
+	if (n)
+		return n;
+	for (i = 0; i < (int)(sizeof(ops) / sizeof(ops[0])); i++) {
+		size_t l = strlen(ops[i]);
+
+		if ((size_t)(end - p) >= l && !memcmp(p, ops[i], l))
+			return l;
+	}
+	return 1;
 }
 
 void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
@@ -57,6 +95,23 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 		return;
 	}
 	loc.line -= base;
+	if (!strcmp(kind, "warning")) {
+		/* bpftrace's form: "stdin:1:25-26: WARNING: ...", '~' under
+		 * the token (tools written for it parse these lines) */
+		int end = loc.col + (cur_src && loc.line > 0 ?
+				     token_len(loc.line + base, loc.col) : 1);
+
+		if (loc.line > 0)
+			fprintf(stderr, "%s:%d:%d-%d: WARNING: ", name,
+				loc.line, loc.col, end);
+		else
+			fprintf(stderr, "%s: WARNING: ", name);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		if (loc.line > 0 && cur_src)
+			show_line(loc.line + base, loc.col, end, '~');
+		return;
+	}
 	if (loc.line > 0)
 		fprintf(stderr, "%s:%d:%d: %s: ", name, loc.line, loc.col, kind);
 	else
@@ -64,7 +119,7 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	if (loc.line > 0 && cur_src)
-		show_line(loc.line + base, loc.col);
+		show_line(loc.line + base, loc.col, loc.col + 1, '^');
 	if (!strcmp(kind, "error"))
 		nerrors++;
 }

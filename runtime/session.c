@@ -488,6 +488,13 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			goto detach;
 		}
 	}
+	/* harnesses written for bpftrace wait for this line; bpftrace
+	 * 0.17-0.22 write it on stderr once every probe is in place and the
+	 * -c command runs (0.23 moved it to stdout) */
+	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
+		fflush(stdout);
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
+	}
 	pidfd = target_pidfd(opts);
 	while (!s.exiting && !interrupted && !target_gone(opts)) {
 		/* negative fds are skipped */
