@@ -29,6 +29,7 @@ enum {
 	H_PROBE_READ_USER_STR = 114, H_RINGBUF_OUTPUT = 130,
 	H_RINGBUF_RESERVE = 131, H_RINGBUF_SUBMIT = 132,
 	H_PROBE_READ_KERNEL = 113, H_PROBE_READ_KERNEL_STR = 115, H_GET_STACKID = 27,
+	H_FOR_EACH_MAP_ELEM = 164,
 };
 
 struct cg {
@@ -50,6 +51,8 @@ struct cg {
 	struct gt_src_loop *loops;	/* every while loop of the program */
 	int nloops, caploops;
 	struct map_layout *layouts;	/* the object's, by map index */
+	int *cb_refs;		/* len(): loads of the callback's address */
+	int ncb_refs, capcb_refs;
 };
 
 /* A while loop being generated: where continue goes, what break patches */
@@ -735,6 +738,47 @@ static void gen_strncmp(struct cg *g, struct node *n)
 	g->sp = save;
 }
 
+/*
+ * len(@m): bpf_for_each_map_elem with a callback that goes on (returns
+ * 0) counts the elements; the callback follows the program, its address
+ * is patched in then (gen_prog).
+ */
+static void gen_map_len(struct cg *g, struct node *n)
+{
+	int *r = g->cb_refs;
+
+	if (g->ncb_refs == g->capcb_refs) {
+		g->capcb_refs = g->capcb_refs ? 2 * g->capcb_refs : 4;
+		r = realloc(g->cb_refs, g->capcb_refs * sizeof(*r));
+		if (!r) {
+			fputs("gputrace: out of memory\n", stderr);
+			abort();
+		}
+		g->cb_refs = r;
+	}
+	map_arg(g, n->args->sym);
+	g->cb_refs[g->ncb_refs++] = g->n;
+	emit(g, (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
+				   .dst_reg = BPF_REG_2,
+				   .src_reg = BPF_PSEUDO_FUNC });
+	emit(g, (struct bpf_insn){ 0 });
+	emit(g, I_MOV64_IMM(BPF_REG_3, 0));
+	emit(g, I_MOV64_IMM(BPF_REG_4, 0));
+	emit(g, I_CALL(H_FOR_EACH_MAP_ELEM));
+}
+
+/* has_key(@m, key): whether the lookup finds the element */
+static void gen_has_key(struct cg *g, struct node *n)
+{
+	struct map_sym *m = n->a->sym;
+	int save = g->sp, key = gen_key(g, n->a, m);
+
+	call_lookup(g, m, key);
+	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1));
+	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	g->sp = save;
+}
+
 static void gen_binop(struct cg *g, struct node *n)
 {
 	static const int alu[] = {
@@ -939,6 +983,14 @@ static void gen_int(struct cg *g, struct node *n)
 		}
 		if (!strcmp(n->str, "uaddr")) {	/* resolved by the checks */
 			emit_ld64(g, BPF_REG_0, n->ival);
+			break;
+		}
+		if (!strcmp(n->str, "len")) {
+			gen_map_len(g, n);
+			break;
+		}
+		if (!strcmp(n->str, "has_key")) {
+			gen_has_key(g, n);
 			break;
 		}
 		/* fall through */
@@ -1630,6 +1682,7 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
 	g->nloops = 0;
+	g->ncb_refs = 0;
 	g->loc = cl->loc;
 	g->stmt_loc = cl->loc;
 	g->too_far = false;
@@ -1707,6 +1760,14 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		patch(g, g->rets[i]);
 	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
 	emit(g, I_EXIT());
+	if (g->ncb_refs) {
+		/* len()'s callback: count this element, go on */
+		for (int i = 0; i < g->ncb_refs; i++)
+			g->code[g->cb_refs[i]].imm = g->n - (g->cb_refs[i] + 1);
+		out->cb_off = g->n;
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		emit(g, I_EXIT());
+	}
 	if (g->max_sp > STACK_MAX) {
 		diag_error(cl->loc, "clause needs %d bytes of stack, more than the %d that eBPF allows",
 			   g->max_sp, STACK_MAX);
@@ -1827,6 +1888,7 @@ out:
 	free(g.code);
 	free(g.rets);
 	free(g.loops);
+	free(g.cb_refs);
 	return err;
 }
 

@@ -49,6 +49,9 @@ struct gt_bpf_prog {
 	/* the program's while loops, for the device verifier's messages */
 	struct gt_src_loop *loops;
 	int nloops;
+	/* where a callback subprogram starts (len()), 0 for none: the
+	 * kernel then wants BTF func_info for both functions */
+	size_t cb_off;
 };
 
 struct gt_object {

@@ -269,7 +269,7 @@ const char *const sema_function_names[] = {
 	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist",
 	"smload", "str", "buf", "strncmp", "strftime", "join", "cat",
 	"system", "signal", "sizeof", "ustack", "kstack", "usym", "ksym",
-	"uaddr", NULL,
+	"uaddr", "has_key", "strerror", NULL,
 };
 
 static bool builtin_known(const char *name)
@@ -704,6 +704,57 @@ static struct type *check_sym(struct ctx *c, struct node *n)
 }
 
 /*
+ * len(@m), has_key(@m, key) (bpftrace 0.21): the map's element count and
+ * whether KEY is in it.  has_key keeps an N_MAP of the key in n->a.
+ */
+static struct type *check_map_query(struct ctx *c, struct node *n)
+{
+	bool has = n->str[0] == 'h';
+	struct node *a = n->args, *k;
+	struct map_sym *m;
+
+	if (n->nargs != (has ? 2 : 1)) {
+		err(c, n->loc, has ? "has_key() takes a map and a key, like has_key(@m, key)" :
+		    "len() takes a map, like len(@m)");
+		return NULL;
+	}
+	m = map_arg(c, n, a);
+	if (!m)
+		return NULL;
+	if (has) {
+		k = ast_node(N_MAP, a->loc);
+		k->str = a->str;
+		k->args = a->next->kind == N_TUPLE ? a->next->args : a->next;
+		k->nargs = a->next->kind == N_TUPLE ? a->next->nargs : 1;
+		map_get(c, k);
+		check_key(c, k, m);
+		n->a = k;
+	}
+	mark_map(c, m);
+	return type_int(!has);
+}
+
+/* strerror(e): the text of errno e, formatted by the tracer */
+static struct type *check_strerror(struct ctx *c, struct node *n)
+{
+	struct type *t;
+
+	if (n->nargs != 1) {
+		err(c, n->loc, "strerror() takes 1 argument, %d given", n->nargs);
+		return NULL;
+	}
+	t = check_expr(c, n->args);
+	if (!t)
+		return NULL;
+	if (!is_int(t)) {
+		err(c, n->args->loc, "strerror() expects an integer (an errno), not %s",
+		    type_str(t));
+		return NULL;
+	}
+	return type_errno();
+}
+
+/*
  * uaddr("name"): the address of a data symbol of the probed binary, as
  * its symbol table gives it (like bpftrace 0.17: variables only, and
  * no load bias in a PIE).  Resolved now, into n->ival.
@@ -784,6 +835,10 @@ static struct type *check_call(struct ctx *c, struct node *n)
 		return check_sym(c, n);
 	if (!strcmp(f, "uaddr"))
 		return check_uaddr(c, n);
+	if (!strcmp(f, "len") || !strcmp(f, "has_key"))
+		return check_map_query(c, n);
+	if (!strcmp(f, "strerror"))
+		return check_strerror(c, n);
 	if (!strcmp(f, "time")) {
 		if (n->nargs > 1 || (n->nargs == 1 && n->args->kind != N_STR)) {
 			err(c, n->loc, "time() takes an optional format string literal");

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "compiler/program.h"
 #include "probes/provider.h"
@@ -158,6 +159,39 @@ static void log_tail(char *err, size_t errlen, const char *head,
 	snprintf(err, errlen, "%s\n%.*s", head, (int)(log + ll - p), p);
 }
 
+/*
+ * The BTF a program with a callback subprogram needs (the kernel wants
+ * func_info for every function then): "long f(void)", twice, static.
+ * FI gets the two records; returns the BTF's fd or a negative errno.
+ */
+static int btf_funcs_load(struct bpf_func_info *fi, size_t cb_off)
+{
+	struct btf *btf = btf__new_empty();
+	int lng, proto, f0, f1, fd;
+
+	if (!btf)
+		return -errno;
+	lng = btf__add_int(btf, "long", 8, BTF_INT_SIGNED);
+	proto = lng > 0 ? btf__add_func_proto(btf, lng) : lng;
+	f0 = proto > 0 ? btf__add_func(btf, "gt_prog", BTF_FUNC_STATIC, proto) : proto;
+	f1 = f0 > 0 ? btf__add_func(btf, "gt_callback", BTF_FUNC_STATIC, proto) : f0;
+	if (f1 < 0) {
+		btf__free(btf);
+		return f1;
+	}
+	fd = btf__load_into_kernel(btf);
+	if (!fd)
+		fd = btf__fd(btf);
+	if (fd >= 0)
+		fd = dup(fd);
+	btf__free(btf);
+	if (fd < 0)
+		return fd;
+	fi[0] = (struct bpf_func_info){ .insn_off = 0, .type_id = f0 };
+	fi[1] = (struct bpf_func_info){ .insn_off = cb_off, .type_id = f1 };
+	return fd;
+}
+
 static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 		     char *err, size_t errlen)
 {
@@ -168,8 +202,9 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	char name[BPF_OBJ_NAME_LEN], head[256];
 	enum bpf_prog_type ptype;
 	struct bpf_insn *insns;
+	struct bpf_func_info finfo[2];
 	char *log;
-	int fd, e, ret;
+	int fd, e, ret, btf_fd = -1;
 
 	if (!prov) {
 		load_err(err, errlen, "probe %s: no provider", pname);
@@ -196,6 +231,19 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	if (pr->probe->attach_btf_id) {
 		opts.expected_attach_type = pr->probe->attach_type;
 		opts.attach_btf_id = pr->probe->attach_btf_id;
+	}
+	if (pr->cb_off) {
+		btf_fd = btf_funcs_load(finfo, pr->cb_off);
+		if (btf_fd < 0) {
+			load_err(err, errlen, "probe %s: cannot load the BTF of len()'s callback: %s",
+				 pname, strerror(-btf_fd));
+			ret = btf_fd;
+			goto out;
+		}
+		opts.prog_btf_fd = btf_fd;
+		opts.func_info = finfo;
+		opts.func_info_cnt = 2;
+		opts.func_info_rec_size = sizeof(finfo[0]);
 	}
 	/* Fast path without a log; only a failure pays for one. */
 	fd = bpf_prog_load(ptype, name, "GPL", insns, pr->ninsns,
@@ -233,6 +281,8 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	free(log);
 	ret = -e;
 out:
+	if (btf_fd >= 0)
+		close(btf_fd);
 	free(insns);
 	return ret;
 }
