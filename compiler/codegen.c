@@ -1855,6 +1855,8 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 		struct gt_map_def d;
 
 		map_def(&d, &g.layouts[m->index], m);
+		if (opts->map_keys_max)
+			d.max_entries = opts->map_keys_max;
 		if (gt_object_add_map(obj, &d) < 0)
 			return -ENOMEM;
 	}

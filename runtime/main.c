@@ -19,6 +19,7 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/btenv.h"
 #include "runtime/knames.h"
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
@@ -333,6 +334,8 @@ int main(int argc, char **argv)
 			cmd = argv[optind + 1];
 		return list_probes(pat, sopts.pid, cmd, sopts.verbose, stdout);
 	}
+	if (btenv_read())
+		return 1;
 	if (prog_text) {
 		src.name = "stdin";
 		src.text = prog_text;
@@ -420,7 +423,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (dump & D_TYPES)
 		sema_dump(stderr, u);
-	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid };
+	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid,
+				 .map_keys_max = btenv.map_keys_max };
 
 	have_obj = true;
 	if (cg_build(u, &copts, &obj))

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "probes/provider.h"
+#include "runtime/btenv.h"
 #include "runtime/agentctl.h"
 #include "runtime/child.h"
 #include "runtime/fmt.h"
@@ -142,7 +143,8 @@ static char *render(const struct event_desc *ev, const uint8_t *p)
 	return text;
 }
 
-/* cat(): up to 10240 bytes of the file, as they are (bpftrace 0.17) */
+/* cat(): up to 10240 bytes of the file (BPFTRACE_CAT_BYTES_MAX), as
+ * they are (bpftrace 0.17) */
 static void do_cat(struct session *s, const char *path)
 {
 	char buf[4096];
@@ -154,9 +156,9 @@ static void do_cat(struct session *s, const char *path)
 			strerror(errno));
 		return;
 	}
-	while (total < 10240 &&
-	       (n = fread(buf, 1, sizeof(buf) < 10240 - total ?
-			  sizeof(buf) : 10240 - total, f)) > 0) {
+	while (total < btenv.cat_bytes_max &&
+	       (n = fread(buf, 1, sizeof(buf) < btenv.cat_bytes_max - total ?
+			  sizeof(buf) : btenv.cat_bytes_max - total, f)) > 0) {
 		out_printf(s->o, buf, n);
 		total += n;
 	}
@@ -457,6 +459,12 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	if (!rb) {
 		fprintf(stderr, "gputrace: cannot open the event ring buffer: %s\n",
 			strerror(errno));
+		goto out;
+	}
+	if ((uint64_t)obj->nprogs > btenv.max_probes) {
+		fprintf(stderr, "ERROR: Can't attach to %d probes because it exceeds the current limit of %llu probes.\n"
+			"You can increase the limit through the BPFTRACE_MAX_PROBES environment variable, but BE CAREFUL since a high number of probes attached can cause your system to crash.\n",
+			obj->nprogs, (unsigned long long)btenv.max_probes);
 		goto out;
 	}
 	if (!opts->quiet)
