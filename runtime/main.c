@@ -137,17 +137,18 @@ static int parse_pid(const char *s, int *pid)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (*end || !*s || errno) {
-		fprintf(stderr, "gputrace: pid '%s' is not a valid decimal number\n", s);
+		fprintf(stderr, "ERROR: pid '%s' is not a valid decimal number\n", s);
 		return -EINVAL;
 	}
 	if (v < 1 || v > max) {
-		fprintf(stderr, "gputrace: pid '%s' out of valid pid range [1,%ld]\n",
+		fprintf(stderr, "ERROR: pid '%s' out of valid pid range [1,%ld]\n",
 			s, max);
 		return -ERANGE;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld", v);
 	if (access(path, F_OK)) {
-		fprintf(stderr, "gputrace: pid %ld: no such process\n", v);
+		/* bpftrace 0.17 says "ERROR: : No such process" */
+		fprintf(stderr, "ERROR: pid %ld: No such process\n", v);
 		return -ESRCH;
 	}
 	*pid = v;
@@ -289,7 +290,7 @@ int main(int argc, char **argv)
 		case 'f':
 			fmt = optarg;
 			if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
-				fprintf(stderr, "gputrace: invalid output format \"%s\"; valid formats: 'text', 'json'\n", fmt);
+				fprintf(stderr, "ERROR: Invalid output format \"%s\"\nValid formats: 'text', 'json'\n", fmt);
 				return 1;
 			}
 			break;
@@ -345,7 +346,7 @@ int main(int argc, char **argv)
 		FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 
 		if (!f) {
-			fprintf(stderr, "gputrace: failed to open file '%s': %s\n",
+			fprintf(stderr, "ERROR: failed to open file '%s': %s\n",
 				path, strerror(errno));
 			return 1;
 		}
