@@ -6,6 +6,17 @@
 
 static const struct source *cur_src;
 static int nerrors, nhidden;
+static int warnings_off;
+
+void diag_set_warnings(int on)
+{
+	warnings_off = !on;
+}
+
+int diag_warnings_on(void)
+{
+	return !warnings_off;
+}
 
 void diag_set_source(const struct source *src)
 {
@@ -95,6 +106,8 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 		return;
 	}
 	loc.line -= base;
+	if (!strcmp(kind, "warning") && warnings_off)
+		return;
 	if (!strcmp(kind, "warning")) {
 		/* bpftrace's form: "stdin:1:25-26: WARNING: ...", '~' under
 		 * the token (tools written for it parse these lines) */

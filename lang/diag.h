@@ -35,6 +35,10 @@ __attribute__((format(printf, 2, 3)))
 void diag_warn(struct loc loc, const char *fmt, ...);
 void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap);
 
+/* --no-warnings: warnings are not shown (bpftrace's option). */
+void diag_set_warnings(int on);
+int diag_warnings_on(void);
+
 /* Number of errors reported since the last diag_reset(). */
 int diag_errors(void);
 void diag_reset(void);

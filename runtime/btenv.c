@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compiler/types.h"
+#include "lang/diag.h"
 #include "runtime/btenv.h"
 
 /* bpftrace 0.17's defaults */
@@ -50,7 +51,7 @@ int btenv_read(void)
 	}
 	/* strings are GT_STRLEN bytes everywhere (maps, the device runtime,
 	 * the ring buffer records): another length is not honoured */
-	if (strlen_ != GT_STRLEN)
+	if (strlen_ != GT_STRLEN && diag_warnings_on())
 		fprintf(stderr, "WARNING: BPFTRACE_STRLEN=%llu is ignored: strings are %d bytes\n",
 			(unsigned long long)strlen_, GT_STRLEN);
 	/* 0 keeps bpftrace 0.17's default, as it does; the kernel's u32 */

@@ -19,6 +19,8 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "lang/diag.h"
+#include "runtime/info.h"
 #include "runtime/btenv.h"
 #include "runtime/knames.h"
 #include "runtime/agentctl.h"
@@ -57,7 +59,10 @@ static void usage(FILE *f)
 	      "  --dry-run      compile and verify, attach nothing\n"
 	      "  --unsafe       allow system() and signal()\n"
 	      "  -V, --version  version\n"
-	      "  -h, --help     this help\n", f);
+	      "  -h, --help     this help\n"
+	      "  -B MODE        output buffering: line (default), none, full\n"
+	      "  --no-warnings  no warning messages\n"
+	      "  --info         what this system offers (kernel, GPU)\n", f);
 }
 
 /* Read all of F into a NUL-terminated malloc'd buffer. */
@@ -252,6 +257,8 @@ int main(int argc, char **argv)
 		{ "unsafe", no_argument, NULL, 'U' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-warnings", no_argument, NULL, 'W' },
+		{ "info", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prog_text = NULL, *outfile = NULL, *fmt = "text", *cmd = NULL;
@@ -265,14 +272,14 @@ int main(int argc, char **argv)
 	struct agentctl *ac = NULL;
 	struct out o = { 0 };
 	bool dry_run = false, have_obj = false, list = false, have_ds = false;
-	bool unsafe = false;
+	bool unsafe = false, buffer_full = false;
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
 	int c, ret = 1, ncomplete;
 
 	setlocale(LC_CTYPE, "");
-	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:VhB:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			prog_text = optarg;
@@ -315,6 +322,22 @@ int main(int argc, char **argv)
 			break;
 		case 'U':
 			unsafe = true;
+			break;
+		case 'W':
+			diag_set_warnings(0);
+			break;
+		case 'I':
+			return info_print(stdout, GT_VERSION) ? 1 : 0;
+		case 'B':
+			/* bpftrace's -B; records are flushed one by one
+			 * unless full */
+			if (!strcmp(optarg, "full")) {
+				buffer_full = true;
+			} else if (strcmp(optarg, "none") && strcmp(optarg, "line")) {
+				fputs("ERROR: USAGE: -B must be either 'line', 'full', or 'none'.\n",
+				      stderr);
+				return 1;
+			}
 			break;
 		case 'V':
 			printf("gputrace v%s\n", GT_VERSION);
@@ -367,6 +390,7 @@ int main(int argc, char **argv)
 	}
 	o.fmt = strcmp(fmt, "json") ? OUT_TEXT : OUT_JSON;
 	o.f = stdout;
+	o.full = buffer_full;
 	o.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (outfile) {
 		o.f = fopen(outfile, "w");

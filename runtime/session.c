@@ -117,7 +117,7 @@ static void on_dev_printf(void *arg, uint32_t fmt, const void *args,
 	if (s->exiting)
 		return;
 	do_printf(s, &s->u->events[fmt], args);
-	fflush(s->o->f);
+	out_flush(s->o);
 }
 
 /* printf's text for the arguments at P: cat()'s path, system()'s command */
@@ -286,7 +286,7 @@ int session_on_event(void *ctx, void *data, size_t size)
 		break;
 	}
 	}
-	fflush(s->o->f);
+	out_flush(s->o);
 	return 0;
 }
 
