@@ -99,8 +99,17 @@ static bool uprobe_pattern(const char *pattern)
 int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 		FILE *out)
 {
-	int ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
+	int ret;
 
+	/* -p PID with no pattern, '*' or '*:*': the process's own probes
+	 * only, no generic forms (bpftrace 0.17); its gpu: kernels too */
+	if (pid && (!pattern || !strcmp(pattern, "*") || !strcmp(pattern, "*:*"))) {
+		if (syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
+			return 1;
+		list_kernels(pid, NULL, NULL, out);
+		return 0;
+	}
+	ret = pattern ? list_kernel_probes(pattern, pid, out) : -1;
 	if (ret >= 0)
 		return ret;
 	if (pattern && uprobe_pattern(pattern)) {
@@ -114,9 +123,6 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 			list_kernels(0, path, NULL, out);
 		return 0;
 	}
-	/* the process's own functions, as bpftrace 0.17 lists them */
-	if (pid && !pattern && syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
-		return 1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		/* a target lists its kernels instead of the generic forms */
 		if ((pid || cmd) && !strncmp(fixed[i], "gpu:", 4))
