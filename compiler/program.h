@@ -49,9 +49,10 @@ struct gt_bpf_prog {
 	/* the program's while loops, for the device verifier's messages */
 	struct gt_src_loop *loops;
 	int nloops;
-	/* where a callback subprogram starts (len()), 0 for none: the
-	 * kernel then wants BTF func_info for both functions */
-	size_t cb_off;
+	/* where each callback subprogram starts (len(), for over a map):
+	 * the kernel then wants BTF func_info for every function */
+	uint32_t *sub_offs;
+	int nsubs;
 };
 
 struct gt_object {

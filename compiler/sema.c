@@ -21,6 +21,7 @@ struct ctx {
 	bool report;		/* second pass: report errors */
 	int unroll_depth;
 	int loop_depth;		/* while loops around the statement */
+	bool in_for;		/* in the body of a for over a map */
 	bool unsafe;
 };
 
@@ -39,6 +40,7 @@ static void err(struct ctx *c, struct loc loc, const char *fmt, ...)
 }
 
 static struct type *check_expr(struct ctx *c, struct node *n);
+static void check_for(struct ctx *c, struct node *n);
 
 static struct map_sym *map_get(struct ctx *c, struct node *n)
 {
@@ -1523,6 +1525,9 @@ static void check_stmt(struct ctx *c, struct node *n)
 		c->loop_depth--;
 		break;
 	}
+	case N_FOR:
+		check_for(c, n);
+		break;
 	case N_BREAK:
 	case N_CONTINUE:
 		if (!c->loop_depth)
@@ -1760,4 +1765,69 @@ void sema_dump(FILE *f, const struct unit *u)
 			fprintf(f, "  %s: %s\n", v->name, type_str(v->type));
 	}
 	ast_dump(f, u->prog);
+}
+
+/*
+ * for ($kv : @m) { ... } (bpftrace 0.21): $kv is the tuple (key, value)
+ * of each element, the key itself a tuple for a map of several keys.
+ * The body runs in a callback of bpf_for_each_map_elem (codegen.c), so
+ * it is refused where that cannot be: the device, nested, over
+ * aggregations (per-CPU values).
+ */
+static void check_for(struct ctx *c, struct node *n)
+{
+	struct node *mn = n->c, *v = n->a;
+	struct map_sym *m;
+	struct type *parts[2], *t;
+	struct var_sym *vs;
+
+	if (c->ci->device) {
+		err(c, n->loc, "for loops over a map are not available in gpu: probes");
+		return;
+	}
+	if (c->in_for) {
+		err(c, n->loc, "for loops over a map cannot be nested");
+		return;
+	}
+	if (mn->nargs) {
+		err(c, mn->loc, "for loops take a map without keys, like for ($kv : @m)");
+		return;
+	}
+	m = map_get(c, mn);
+	if (!m->val) {
+		err(c, mn->loc, "undefined map: %s", m->name);
+	} else if (!m->key) {
+		err(c, mn->loc, "%s has no keys: a for loop needs a map with keys",
+		    m->name);
+	} else if (m->val->kind == T_AGG) {
+		err(c, mn->loc, "for loops over %s, a map of aggregations, are not supported (per-CPU values)",
+		    m->name);
+	} else {
+		parts[0] = m->key->nelems == 1 ? m->key->elems[0] : m->key;
+		parts[1] = m->val;
+		t = type_tuple(parts, 2);
+		vs = var_find(c, v->str);
+		if (!vs) {
+			vs = ast_alloc(sizeof(*vs));
+			vs->name = v->str;
+			vs->type = t;
+			struct var_sym **tail = &c->ci->vars;
+
+			while (*tail)
+				tail = &(*tail)->next;
+			*tail = vs;
+		} else if (!type_same(vs->type, t)) {
+			err(c, v->loc, "type mismatch for %s: the loop gives %s, the variable holds %s",
+			    v->str, type_str(t), type_str(vs->type));
+			return;
+		}
+		v->sym = vs;
+		v->type = t;
+		mark_map(c, m);
+	}
+	c->in_for = true;
+	c->loop_depth++;
+	check_block(c, n->b);
+	c->loop_depth--;
+	c->in_for = false;
 }

@@ -76,6 +76,34 @@ static struct node *var_node(const char *name, struct loc l)
 }
 
 /*
+ * A loop's variable lives in the loop (bpftrace): it and its uses in
+ * BODY get a name of their own, "$v#K", which no other $v meets.
+ */
+static void rename_var(struct node *n, const char *from, const char *to)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_VAR && !strcmp(n->str, from))
+			n->str = (char *)to;
+		rename_var(n->a, from, to);
+		rename_var(n->b, from, to);
+		rename_var(n->c, from, to);
+		rename_var(n->args, from, to);
+	}
+}
+
+static char *loop_var(struct node *v, struct node *body)
+{
+	static unsigned int nloop;
+	size_t len = strlen(v->str) + 16;
+	char *name = ast_alloc(len);
+
+	snprintf(name, len, "%s#%u", v->str, nloop++);
+	rename_var(body->args, v->str, name);
+	v->str = name;
+	return name;
+}
+
+/*
  * for ($v : START..END) BODY (bpftrace 0.23; END excluded), as
  *   if (1) { $for#K = START; $for#Kend = END;
  *	      while ($for#K < $for#Kend) { $v = $for#K; $for#K++; BODY } }
@@ -273,11 +301,15 @@ block_stmt:
 		$$->b = $5;
 	}
 	| FOR '(' var ':' expr DOTDOT expr ')' block {
+		loop_var($3, $9);
 		$$ = range_for($3, $5, $7, $9, L(@1));
 	}
 	| FOR '(' var ':' map ')' block {
-		diag_error(L(@5), "for loops over a map's elements (bpftrace 0.21) are not supported yet; use a range, for ($i : 0..N)");
-		YYERROR;
+		loop_var($3, $7);
+		$$ = mk(N_FOR, @1);
+		$$->a = $3;
+		$$->c = $5;
+		$$->b = $7;
 	}
 	| UNROLL '(' POSPARAM ')' block {
 		/* the count is read from the arguments by the checks */

@@ -160,24 +160,29 @@ static void log_tail(char *err, size_t errlen, const char *head,
 }
 
 /*
- * The BTF a program with a callback subprogram needs (the kernel wants
- * func_info for every function then): "long f(void)", twice, static.
- * FI gets the two records; returns the BTF's fd or a negative errno.
+ * The BTF a program with callback subprograms needs (the kernel wants
+ * func_info for every function then): "long f(void)" for each, static.
+ * FI gets 1 + NSUBS records; returns the BTF's fd or a negative errno.
  */
-static int btf_funcs_load(struct bpf_func_info *fi, size_t cb_off)
+static int btf_funcs_load(struct bpf_func_info *fi, const uint32_t *offs,
+			  int nsubs)
 {
 	struct btf *btf = btf__new_empty();
-	int lng, proto, f0, f1, fd;
+	int lng, proto, f = 0, fd;
 
 	if (!btf)
 		return -errno;
 	lng = btf__add_int(btf, "long", 8, BTF_INT_SIGNED);
 	proto = lng > 0 ? btf__add_func_proto(btf, lng) : lng;
-	f0 = proto > 0 ? btf__add_func(btf, "gt_prog", BTF_FUNC_STATIC, proto) : proto;
-	f1 = f0 > 0 ? btf__add_func(btf, "gt_callback", BTF_FUNC_STATIC, proto) : f0;
-	if (f1 < 0) {
+	for (int i = 0; i <= nsubs && proto > 0 && f >= 0; i++) {
+		f = btf__add_func(btf, i ? "gt_callback" : "gt_prog",
+				  BTF_FUNC_STATIC, proto);
+		fi[i] = (struct bpf_func_info){ .insn_off = i ? offs[i - 1] : 0,
+						.type_id = f };
+	}
+	if (proto < 0 || f < 0) {
 		btf__free(btf);
-		return f1;
+		return proto < 0 ? proto : f;
 	}
 	fd = btf__load_into_kernel(btf);
 	if (!fd)
@@ -185,10 +190,6 @@ static int btf_funcs_load(struct bpf_func_info *fi, size_t cb_off)
 	if (fd >= 0)
 		fd = dup(fd);
 	btf__free(btf);
-	if (fd < 0)
-		return fd;
-	fi[0] = (struct bpf_func_info){ .insn_off = 0, .type_id = f0 };
-	fi[1] = (struct bpf_func_info){ .insn_off = cb_off, .type_id = f1 };
 	return fd;
 }
 
@@ -202,7 +203,7 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	char name[BPF_OBJ_NAME_LEN], head[256];
 	enum bpf_prog_type ptype;
 	struct bpf_insn *insns;
-	struct bpf_func_info finfo[2];
+	struct bpf_func_info *finfo = NULL;
 	char *log;
 	int fd, e, ret, btf_fd = -1;
 
@@ -232,17 +233,19 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 		opts.expected_attach_type = pr->probe->attach_type;
 		opts.attach_btf_id = pr->probe->attach_btf_id;
 	}
-	if (pr->cb_off) {
-		btf_fd = btf_funcs_load(finfo, pr->cb_off);
+	if (pr->nsubs) {
+		finfo = calloc(pr->nsubs + 1, sizeof(*finfo));
+		btf_fd = finfo ? btf_funcs_load(finfo, pr->sub_offs, pr->nsubs) :
+				 -ENOMEM;
 		if (btf_fd < 0) {
-			load_err(err, errlen, "probe %s: cannot load the BTF of len()'s callback: %s",
+			load_err(err, errlen, "probe %s: cannot load the BTF of its callbacks: %s",
 				 pname, strerror(-btf_fd));
 			ret = btf_fd;
 			goto out;
 		}
 		opts.prog_btf_fd = btf_fd;
 		opts.func_info = finfo;
-		opts.func_info_cnt = 2;
+		opts.func_info_cnt = pr->nsubs + 1;
 		opts.func_info_rec_size = sizeof(finfo[0]);
 	}
 	/* Fast path without a log; only a failure pays for one. */
@@ -283,6 +286,7 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 out:
 	if (btf_fd >= 0)
 		close(btf_fd);
+	free(finfo);
 	free(insns);
 	return ret;
 }
