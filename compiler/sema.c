@@ -72,6 +72,12 @@ static struct var_sym *var_find(struct ctx *c, const char *name)
 	return NULL;
 }
 
+/* A variable's name as written: a loop's "$v#K" (the parser's) is $v. */
+static const char *vname(const char *name)
+{
+	return ast_strndup(name, strcspn(name, "#"));
+}
+
 static bool is_int(const struct type *t)
 {
 	return t && t->kind == T_INT;
@@ -1098,12 +1104,12 @@ static struct type *check_incdec(struct ctx *c, struct node *n)
 		struct var_sym *v = var_find(c, lv->str);
 
 		if (!v) {
-			err(c, lv->loc, "undefined variable %s", lv->str);
+			err(c, lv->loc, "undefined variable %s", vname(lv->str));
 			return NULL;
 		}
 		lv->sym = v;
 		if (!is_int(v->type)) {
-			err(c, lv->loc, "%s is not an integer", lv->str);
+			err(c, lv->loc, "%s is not an integer", vname(lv->str));
 			return NULL;
 		}
 		lv->type = v->type;
@@ -1289,7 +1295,7 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 		struct var_sym *v = var_find(c, n->str);
 
 		if (!v) {
-			err(c, n->loc, "undefined variable %s", n->str);
+			err(c, n->loc, "undefined variable %s", vname(n->str));
 			return NULL;
 		}
 		n->sym = v;
@@ -1421,7 +1427,7 @@ static void check_assign(struct ctx *c, struct node *n)
 
 		if (!v) {
 			if (n->op >= 0) {
-				err(c, lv->loc, "undefined variable %s", lv->str);
+				err(c, lv->loc, "undefined variable %s", vname(lv->str));
 				return;
 			}
 			v = ast_alloc(sizeof(*v));
@@ -1434,7 +1440,7 @@ static void check_assign(struct ctx *c, struct node *n)
 			*tail = v;
 		} else if (!type_same(v->type, t)) {
 			err(c, lv->loc, "type mismatch for %s: assigning a value of type %s to a variable that holds %s",
-			    lv->str, type_str(t), type_str(v->type));
+			    vname(lv->str), type_str(t), type_str(v->type));
 			return;
 		}
 		lv->sym = v;
@@ -1818,7 +1824,7 @@ static void check_for(struct ctx *c, struct node *n)
 			*tail = vs;
 		} else if (!type_same(vs->type, t)) {
 			err(c, v->loc, "type mismatch for %s: the loop gives %s, the variable holds %s",
-			    v->str, type_str(t), type_str(vs->type));
+			    vname(v->str), type_str(t), type_str(vs->type));
 			return;
 		}
 		v->sym = vs;

@@ -105,21 +105,23 @@ static char *loop_var(struct node *v, struct node *body)
 
 /*
  * for ($v : START..END) BODY (bpftrace 0.23; END excluded), as
- *   if (1) { $for#K = START; $for#Kend = END;
- *	      while ($for#K < $for#Kend) { $v = $for#K; $for#K++; BODY } }
- * The counter steps before BODY so that continue needs no step of its
- * own; '#' keeps the hidden names out of the user's reach.
+ *   if (1) { $v#Kc = START; $v#Ke = END;
+ *	      while ($v#Kc < $v#Ke) { $v#K = $v#Kc; $v#Kc++; BODY } }
+ * ($v#K: loop_var's name).  The counter steps before BODY so that
+ * continue needs no step of its own; '#' keeps the hidden names out of
+ * the user's reach, and messages about them, at START, name $v.
  */
 static struct node *range_for(struct node *v, struct node *from,
 			      struct node *to, struct node *body, struct loc l)
 {
-	static unsigned int nfor;
-	char cnt[32], end[40];
+	size_t len = strlen(v->str) + 2;
+	char *cnt = ast_alloc(len), *end = ast_alloc(len);
 	struct node *w = ast_node(N_WHILE, l), *top = ast_node(N_IF, l);
 	struct node *s1, *s2, *set, *step;
 
-	snprintf(cnt, sizeof(cnt), "$for#%u", nfor++);
-	snprintf(end, sizeof(end), "%send", cnt);
+	snprintf(cnt, len, "%sc", v->str);
+	snprintf(end, len, "%se", v->str);
+	l = from->loc;
 	s1 = ast_node(N_ASSIGN, l);
 	s1->op = -1;
 	s1->a = var_node(cnt, l);
