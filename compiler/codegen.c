@@ -348,6 +348,33 @@ static void call_update(struct cg *g, struct map_sym *m, int key, int val)
 	emit(g, I_CALL(H_MAP_UPDATE));
 }
 
+static void send_event(struct cg *g, int buf, int size);
+
+/*
+ * -k (bpftrace's): when helper HELPER has failed (r0 < 0; a lookup: r0
+ * NULL), a record { event, r0 } tells the tracer, which warns at LOC as
+ * bpftrace does.  r0 is kept.
+ */
+static void check_helper(struct cg *g, const char *helper, struct loc loc,
+			 bool lookup)
+{
+	struct event_desc ev = { .kind = EV_HELPER_ERR, .fmt = helper,
+				 .loc = loc };
+	int buf, ok, save = g->sp;
+
+	if (g->device || !g->opts || g->opts->helper_check < (lookup ? 2 : 1))
+		return;
+	ok = jmp_fwd(g, lookup ? I_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 0) :
+			  I_JMP_IMM(BPF_JSGE, BPF_REG_0, 0, 0));
+	buf = stack_alloc(g, 16);
+	emit(g, I_ST(BPF_DW, BPF_REG_10, buf, unit_add_event(g->u, ev)));
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, buf + 8));
+	send_event(g, buf, 16);
+	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, buf + 8));
+	g->sp = save;
+	patch(g, ok);
+}
+
 /* Read map element N: integers into r0, others into [r10+dst]. */
 static void gen_map_read(struct cg *g, struct node *n, int dst)
 {
@@ -355,6 +382,7 @@ static void gen_map_read(struct cg *g, struct node *n, int dst)
 	int save = g->sp, key = gen_key(g, n, m), j, j2;
 
 	call_lookup(g, m, key);
+	check_helper(g, "map_lookup_elem", n->loc, true);
 	if (is_scalar(m->val)) {
 		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
@@ -939,6 +967,7 @@ static void store_int(struct cg *g, struct node *lv)
 	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, val));
 	key = gen_key(g, lv, lv->sym);
 	call_update(g, lv->sym, key, val);
+	check_helper(g, "map_update_elem", lv->loc, false);
 	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, val));
 	g->sp = save;
 }
@@ -1325,6 +1354,7 @@ static void gen_call(struct cg *g, struct node *n)
 		map_arg(g, m);
 		key_ptr(g, BPF_REG_2, key);
 		emit(g, I_CALL(g->device ? GT_DH_MAP_DELETE : H_MAP_DELETE));
+		check_helper(g, "map_delete_elem", n->loc, false);
 		g->sp = save;
 		return;
 	}
@@ -1553,6 +1583,7 @@ static void gen_assign(struct cg *g, struct node *n)
 	gen_to(g, rhs, val);
 	key = gen_key(g, lv, m);
 	call_update(g, m, key, val);
+	check_helper(g, "map_update_elem", lv->loc, false);
 	g->sp = save;
 }
 

@@ -160,6 +160,11 @@ static int add_event(struct unit *u, struct event_desc ev)
 	return u->nevents++;
 }
 
+int unit_add_event(struct unit *u, struct event_desc ev)
+{
+	return add_event(u, ev);
+}
+
 static const char *const agg_funcs[] = {
 	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist", "smload",
 };

@@ -6,6 +6,7 @@
 
 static const struct source *cur_src;
 static int nerrors, nhidden;
+static FILE *dout;	/* stderr, unless diag_warn_to */
 static int warnings_off;
 
 void diag_set_warnings(int on)
@@ -42,22 +43,32 @@ static void show_line(int line, int col, int end, char mark)
 	eol = memchr(p, '\n', end_p - p);
 	if (!eol)
 		eol = end_p;
-	/* a NUL byte (refused by the parser) shows as a space, not an end */
+	/* a NUL byte (refused by the parser) shows as a space, not an end;
+	 * bpftrace's form ('~') shows a tab as 4 spaces, marks included */
 	for (const char *q = p; q < eol; q++)
-		fputc(*q ? *q : ' ', stderr);
-	fputc('\n', stderr);
+		fputs(*q == '\t' && mark == '~' ? "    " : *q ? (char[]){ *q, 0 } : " ",
+		      dout);
+	fputc('\n', dout);
+	if (mark == '~') {
+		for (i = 1; i < end && p + i - 1 < eol; i++)
+			fputs(p[i - 1] == '\t' ? (i < col ? "    " : "~~~~") :
+			      i < col ? " " : "~", dout);
+		fputc('\n', dout);
+		return;
+	}
 	/* keep tabs so the mark lines up in a terminal */
 	for (i = 1; i < col && p + i - 1 < eol; i++)
-		fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);
+		fputc(p[i - 1] == '\t' ? '\t' : ' ', dout);
 	for (; i < col; i++)
-		fputc(' ', stderr);
+		fputc(' ', dout);
 	for (; i < end; i++)
-		fputc(mark, stderr);
-	fputc('\n', stderr);
+		fputc(mark, dout);
+	fputc('\n', dout);
 }
 
 /*
- * The length of the token at LINE:COL (an operator or a word), for the
+ * The length of the token at LINE:COL (an operator, or a word with the
+ * bracketed groups after it on the line: a call, a map element), for the
  * column range bpftrace prints with a warning ("stdin:1:25-26:").
  */
 static int token_len(int line, int col)
@@ -81,6 +92,19 @@ static int token_len(int line, int col)
 			       (p[n] >= 'A' && p[n] <= 'Z') ||
 			       (p[n] >= '0' && p[n] <= '9')))
 		n++;
+	while (n && p + n < end && (p[n] == '(' || p[n] == '[')) {
+		int depth = 0, k = n;
+
+		for (; p + k < end && p[k] != '\n'; k++) {
+			if (p[k] == '(' || p[k] == '[')
+				depth++;
+			else if ((p[k] == ')' || p[k] == ']') && !--depth)
+				break;
+		}
+		if (depth)
+			break;	/* not closed on this line */
+		n = k + 1;
+	}
 	if (n)
 		return n;
 	for (i = 0; i < (int)(sizeof(ops) / sizeof(ops[0])); i++) {
@@ -94,6 +118,8 @@ static int token_len(int line, int col)
 
 void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 {
+	if (!dout)
+		dout = stderr;
 	const char *name = cur_src ? cur_src->name : "gputrace";
 	int base = cur_src ? cur_src->line_base : 0;
 
@@ -115,22 +141,22 @@ void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap)
 				     token_len(loc.line + base, loc.col) : 1);
 
 		if (loc.line > 0)
-			fprintf(stderr, "%s:%d:%d-%d: WARNING: ", name,
+			fprintf(dout, "%s:%d:%d-%d: WARNING: ", name,
 				loc.line, loc.col, end);
 		else
-			fprintf(stderr, "%s: WARNING: ", name);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+			fprintf(dout, "%s: WARNING: ", name);
+		vfprintf(dout, fmt, ap);
+		fputc('\n', dout);
 		if (loc.line > 0 && cur_src)
 			show_line(loc.line + base, loc.col, end, '~');
 		return;
 	}
 	if (loc.line > 0)
-		fprintf(stderr, "%s:%d:%d: %s: ", name, loc.line, loc.col, kind);
+		fprintf(dout, "%s:%d:%d: %s: ", name, loc.line, loc.col, kind);
 	else
-		fprintf(stderr, "%s: %s: ", name, kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+		fprintf(dout, "%s: %s: ", name, kind);
+	vfprintf(dout, fmt, ap);
+	fputc('\n', dout);
 	if (loc.line > 0 && cur_src)
 		show_line(loc.line + base, loc.col, loc.col + 1, '^');
 	if (!strcmp(kind, "error"))
@@ -144,6 +170,17 @@ void diag_error(struct loc loc, const char *fmt, ...)
 	va_start(ap, fmt);
 	diag_verror("error", loc, fmt, ap);
 	va_end(ap);
+}
+
+void diag_warn_to(FILE *f, struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	dout = f;
+	va_start(ap, fmt);
+	diag_verror("warning", loc, fmt, ap);
+	va_end(ap);
+	dout = stderr;
 }
 
 void diag_warn(struct loc loc, const char *fmt, ...)

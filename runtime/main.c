@@ -61,6 +61,8 @@ static void usage(FILE *f)
 	      "  -V, --version  version\n"
 	      "  -h, --help     this help\n"
 	      "  -B MODE        output buffering: line (default), none, full\n"
+	      "  -k, -kk        warn when a map update or delete fails (-kk: a\n"
+	      "                 read of an absent key too)\n"
 	      "  --no-warnings  no warning messages\n"
 	      "  --info         what this system offers (kernel, GPU)\n", f);
 }
@@ -273,13 +275,14 @@ int main(int argc, char **argv)
 	struct out o = { 0 };
 	bool dry_run = false, have_obj = false, list = false, have_ds = false;
 	bool unsafe = false, buffer_full = false;
+	int helper_check = 0;
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
 	int c, ret = 1, ncomplete;
 
 	setlocale(LC_CTYPE, "");
-	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:VhB:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:VhB:k", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			prog_text = optarg;
@@ -325,6 +328,9 @@ int main(int argc, char **argv)
 			break;
 		case 'W':
 			diag_set_warnings(0);
+			break;
+		case 'k':	/* -k, -kk: bpftrace's helper checks */
+			helper_check++;
 			break;
 		case 'I':
 			return info_print(stdout, GT_VERSION) ? 1 : 0;
@@ -449,7 +455,8 @@ int main(int argc, char **argv)
 	if (dump & D_TYPES)
 		sema_dump(stderr, u);
 	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid,
-				 .map_keys_max = btenv.map_keys_max };
+				 .map_keys_max = btenv.map_keys_max,
+				 .helper_check = helper_check };
 
 	have_obj = true;
 	if (cg_build(u, &copts, &obj))

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "probes/provider.h"
+#include "lang/diag.h"
 #include "runtime/btenv.h"
 #include "runtime/agentctl.h"
 #include "runtime/child.h"
@@ -210,6 +211,26 @@ static void do_join(struct session *s, const char *delim, const uint8_t *p,
 	free(text);
 }
 
+/* -k: "Failed to HELPER: ..." where the call is, as bpftrace words it */
+static void helper_error(struct session *s, const struct event_desc *ev,
+			 int64_t rc)
+{
+	if (s->o->fmt == OUT_JSON) {
+		fprintf(s->o->f, "{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %lld, \"line\": %d, \"col\": %d}\n",
+			ev->fmt, (long long)rc, ev->loc.line, ev->loc.col);
+		out_flush(s->o);
+		return;
+	}
+	/* on the output, as bpftrace 0.17 */
+	if (rc < 0)
+		diag_warn_to(s->o->f, ev->loc, "Failed to %s: %s (%lld)", ev->fmt,
+			     strerror((int)-rc), (long long)rc);
+	else
+		diag_warn_to(s->o->f, ev->loc, "Failed to %s: %lld", ev->fmt,
+			     (long long)rc);
+	out_flush(s->o);
+}
+
 int session_on_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -239,6 +260,13 @@ int session_on_event(void *ctx, void *data, size_t size)
 		if (t)
 			out_time(s->o, t);
 		free(t);
+		break;
+	}
+	case EV_HELPER_ERR: {
+		int64_t rc;
+
+		memcpy(&rc, p, 8);
+		helper_error(s, ev, rc);
 		break;
 	}
 	case EV_PRINT_MAP:
