@@ -72,6 +72,19 @@ static struct var_sym *var_find(struct ctx *c, const char *name)
 	return NULL;
 }
 
+/* A new variable of the clause, last in its list (slots in that order). */
+static struct var_sym *var_add(struct ctx *c, char *name, struct type *t)
+{
+	struct var_sym *v = ast_alloc(sizeof(*v)), **tail = &c->ci->vars;
+
+	v->name = name;
+	v->type = t;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = v;
+	return v;
+}
+
 /* A variable's name as written: a loop's "$v#K" (the parser's) is $v. */
 static const char *vname(const char *name)
 {
@@ -696,7 +709,8 @@ static struct type *check_stack(struct ctx *c, struct node *n)
 	return type_stack(n->str[0] == 'u', perf, (int)limit);
 }
 
-/* usym(addr), ksym(addr): the address, shown as its symbol's name */
+/* usym(addr), ksym(addr): the address, shown as its symbol's name;
+ * strerror(e) alike */
 static struct type *check_sym(struct ctx *c, struct node *n)
 {
 	struct type *t;
@@ -709,11 +723,13 @@ static struct type *check_sym(struct ctx *c, struct node *n)
 	if (!t)
 		return NULL;
 	if (!is_int(t)) {
-		err(c, n->args->loc, "%s() expects an integer (an address), not %s",
-		    n->str, type_str(t));
+		err(c, n->args->loc, "%s() expects an integer (%s), not %s",
+		    n->str, n->str[0] == 's' ? "an errno" : "an address",
+		    type_str(t));
 		return NULL;
 	}
-	return type_sym(n->str[0] == 'u');
+	/* strerror(e): the errno, its text written by the tracer */
+	return n->str[0] == 's' ? type_errno() : type_sym(n->str[0] == 'u');
 }
 
 /*
@@ -745,26 +761,6 @@ static struct type *check_map_query(struct ctx *c, struct node *n)
 	}
 	mark_map(c, m);
 	return type_int(!has);
-}
-
-/* strerror(e): the text of errno e, formatted by the tracer */
-static struct type *check_strerror(struct ctx *c, struct node *n)
-{
-	struct type *t;
-
-	if (n->nargs != 1) {
-		err(c, n->loc, "strerror() takes 1 argument, %d given", n->nargs);
-		return NULL;
-	}
-	t = check_expr(c, n->args);
-	if (!t)
-		return NULL;
-	if (!is_int(t)) {
-		err(c, n->args->loc, "strerror() expects an integer (an errno), not %s",
-		    type_str(t));
-		return NULL;
-	}
-	return type_errno();
 }
 
 /*
@@ -851,7 +847,7 @@ static struct type *check_call(struct ctx *c, struct node *n)
 	if (!strcmp(f, "len") || !strcmp(f, "has_key"))
 		return check_map_query(c, n);
 	if (!strcmp(f, "strerror"))
-		return check_strerror(c, n);
+		return check_sym(c, n);
 	if (!strcmp(f, "time")) {
 		if (n->nargs > 1 || (n->nargs == 1 && n->args->kind != N_STR)) {
 			err(c, n->loc, "time() takes an optional format string literal");
@@ -1435,14 +1431,7 @@ static void check_assign(struct ctx *c, struct node *n)
 				err(c, lv->loc, "undefined variable %s", vname(lv->str));
 				return;
 			}
-			v = ast_alloc(sizeof(*v));
-			v->name = lv->str;
-			v->type = t;
-			struct var_sym **tail = &c->ci->vars;
-
-			while (*tail)
-				tail = &(*tail)->next;
-			*tail = v;
+			v = var_add(c, lv->str, t);
 		} else if (!type_same(v->type, t)) {
 			err(c, lv->loc, "type mismatch for %s: assigning a value of type %s to a variable that holds %s",
 			    vname(lv->str), type_str(t), type_str(v->type));
@@ -1817,23 +1806,12 @@ static void check_for(struct ctx *c, struct node *n)
 		parts[0] = m->key->nelems == 1 ? m->key->elems[0] : m->key;
 		parts[1] = m->val;
 		t = type_tuple(parts, 2);
+		/* the parser gave it a name of its own (loop_var) */
 		vs = var_find(c, v->str);
-		if (!vs) {
-			vs = ast_alloc(sizeof(*vs));
-			vs->name = v->str;
-			vs->type = t;
-			struct var_sym **tail = &c->ci->vars;
-
-			while (*tail)
-				tail = &(*tail)->next;
-			*tail = vs;
-		} else if (!type_same(vs->type, t)) {
-			err(c, v->loc, "type mismatch for %s: the loop gives %s, the variable holds %s",
-			    vname(v->str), type_str(t), type_str(vs->type));
-			return;
-		}
+		if (!vs)
+			vs = var_add(c, v->str, t);
 		v->sym = vs;
-		v->type = t;
+		v->type = vs->type;
 		mark_map(c, m);
 	}
 	c->in_for = true;
