@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Acceptance: bpftrace's --no-warnings, -B and --info.  --no-warnings
+# Acceptance: bpftrace's --no-warnings, -B, --info and -k in JSON.  --no-warnings
 # drops the compiler's warnings (and nothing else); -B takes line, none or
 # full, with bpftrace 0.17's message otherwise, and -B full still writes
 # everything by the end; --info answers each section.  Exit 0 pass, 1 fail.
@@ -37,5 +37,14 @@ if [ "$(id -u)" -eq 0 ]; then
 	"$GT" -B full -e 'BEGIN { printf("one\n"); printf("two\n"); exit(); }' \
 		>"$T/out" 2>"$T/err" </dev/null || fail "-B full run"
 	[ "$(grep -c '^one$\|^two$' "$T/out")" = 2 ] || fail "-B full lost output"
+	# -k in JSON: bpftrace 0.17's helper_error record
+	"$GT" -k -f json -e 'BEGIN { @x[1] = 1; delete(@x[2]); exit(); }' \
+		>"$T/out" 2>"$T/err" </dev/null || fail "-k -f json run"
+	grep -qx '{"type": "helper_error", "helper": "map_delete_elem", "retcode": -2, "line": 1, "col": 20}' \
+		"$T/out" || fail "-k -f json: no helper_error record"
+	# --no-warnings drops -k's warnings too
+	"$GT" -k --no-warnings -e 'BEGIN { @x[1] = 1; delete(@x[2]); exit(); }' \
+		>"$T/out" 2>"$T/err" </dev/null || fail "-k --no-warnings run"
+	grep -q 'WARNING' "$T/out" "$T/err" && fail "-k --no-warnings: a warning"
 fi
 echo ok
