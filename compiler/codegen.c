@@ -1369,7 +1369,8 @@ static void gen_call(struct cg *g, struct node *n)
 		return;
 	}
 	/* every other call is an event for the tracer */
-	const struct event_desc *ev = &g->u->events[n->ival];
+	/* a copy: -k's checks in the arguments add events (realloc) */
+	const struct event_desc evd = g->u->events[n->ival], *ev = &evd;
 	struct node *a = n->args;
 	int psize = ev->args ? ev->args->size : 0, buf;
 
