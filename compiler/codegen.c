@@ -29,6 +29,7 @@ enum {
 	H_PROBE_READ_USER_STR = 114, H_RINGBUF_OUTPUT = 130,
 	H_RINGBUF_RESERVE = 131, H_RINGBUF_SUBMIT = 132,
 	H_PROBE_READ_KERNEL = 113, H_PROBE_READ_KERNEL_STR = 115, H_GET_STACKID = 27,
+	H_FOR_EACH_MAP_ELEM = 164,
 };
 
 struct cg {
@@ -50,6 +51,31 @@ struct cg {
 	struct gt_src_loop *loops;	/* every while loop of the program */
 	int nloops, caploops;
 	struct map_layout *layouts;	/* the object's, by map index */
+	/* callbacks (len(), for over a map): each its own code, laid out
+	 * after the program; refs are the loads of their addresses */
+	struct cg_sub *subs;
+	int nsubs, capsubs;
+	struct cg_ref *refs;
+	int nrefs, caprefs;
+	int cur;		/* the code being written: -1 main, else a sub */
+	int len_sub;		/* len()'s callback, -1 until needed */
+	int ended;		/* for over a map: the clause's flag set by
+				 * return/exit() in a body (0: no such loop) */
+	int vreg;		/* the frame of the variables: r10, or r9 in
+				 * a for body (the clause's frame) */
+};
+
+struct cg_sub {
+	struct bpf_insn *code;
+	size_t n;
+	int max_sp;		/* a for body's frame, for the stack check */
+	struct loc loc;
+};
+
+struct cg_ref {
+	int buf;		/* -1: the main code, else a sub */
+	size_t at;		/* the ld_imm64 */
+	int target;		/* the sub it loads */
 };
 
 /* A while loop being generated: where continue goes, what break patches */
@@ -58,6 +84,9 @@ struct loop {
 	int *breaks;
 	int nbreaks;
 	struct loop *outer;
+	bool fwd;		/* a for body: continue jumps forward, to conts */
+	int *conts;
+	int nconts;
 };
 
 #define NO_KEY 1	/* gen_key's answer for a device map without key */
@@ -319,6 +348,33 @@ static void call_update(struct cg *g, struct map_sym *m, int key, int val)
 	emit(g, I_CALL(H_MAP_UPDATE));
 }
 
+static void send_event(struct cg *g, int buf, int size);
+
+/*
+ * -k (bpftrace's): when helper HELPER has failed (r0 < 0; a lookup: r0
+ * NULL), a record { event, r0 } tells the tracer, which warns at LOC as
+ * bpftrace does.  r0 is kept.
+ */
+static void check_helper(struct cg *g, const char *helper, struct loc loc,
+			 bool lookup)
+{
+	struct event_desc ev = { .kind = EV_HELPER_ERR, .fmt = helper,
+				 .loc = loc };
+	int buf, ok, save = g->sp;
+
+	if (g->device || !g->opts || g->opts->helper_check < (lookup ? 2 : 1))
+		return;
+	ok = jmp_fwd(g, lookup ? I_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 0) :
+			  I_JMP_IMM(BPF_JSGE, BPF_REG_0, 0, 0));
+	buf = stack_alloc(g, 16);
+	emit(g, I_ST(BPF_DW, BPF_REG_10, buf, unit_add_event(g->u, ev)));
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, buf + 8));
+	send_event(g, buf, 16);
+	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, buf + 8));
+	g->sp = save;
+	patch(g, ok);
+}
+
 /* Read map element N: integers into r0, others into [r10+dst]. */
 static void gen_map_read(struct cg *g, struct node *n, int dst)
 {
@@ -326,6 +382,7 @@ static void gen_map_read(struct cg *g, struct node *n, int dst)
 	int save = g->sp, key = gen_key(g, n, m), j, j2;
 
 	call_lookup(g, m, key);
+	check_helper(g, "map_lookup_elem", n->loc, true);
 	if (is_scalar(m->val)) {
 		j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, 0));
@@ -739,6 +796,94 @@ static void gen_strncmp(struct cg *g, struct node *n)
 	g->sp = save;
 }
 
+/*
+ * N: an element of a tuple variable ($kv.0, $kv.0.1): its offset from
+ * g->vreg into *OFF, and true; else false.
+ */
+static bool var_elem(const struct node *n, int *off)
+{
+	int o = 0;
+
+	for (; n->kind == N_TUPLE_IDX; n = n->a)
+		o += n->a->type->offsets[n->ival];
+	if (n->kind != N_VAR)
+		return false;
+	*off = ((struct var_sym *)n->sym)->slot + o;
+	return true;
+}
+
+/*
+ * len(@m): bpf_for_each_map_elem with a callback that goes on (returns
+ * 0) counts the elements; the callback follows the program, its address
+ * is patched in then (gen_prog).
+ */
+static void *grow(void *p, int n, int *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 4;
+	p = realloc(p, *cap * size);
+	if (!p) {
+		fputs("gputrace: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+/* A new, empty callback: its index. */
+static int sub_new(struct cg *g)
+{
+	g->subs = grow(g->subs, g->nsubs, &g->capsubs, sizeof(*g->subs));
+	g->subs[g->nsubs] = (struct cg_sub){ 0 };
+	return g->nsubs++;
+}
+
+/* REG = the address of callback SUB (patched when the code is laid out) */
+static void emit_sub_ref(struct cg *g, int reg, int sub)
+{
+	g->refs = grow(g->refs, g->nrefs, &g->caprefs, sizeof(*g->refs));
+	g->refs[g->nrefs++] = (struct cg_ref){ g->cur, g->n, sub };
+	emit(g, (struct bpf_insn){ .code = BPF_LD | BPF_DW | BPF_IMM,
+				   .dst_reg = reg, .src_reg = BPF_PSEUDO_FUNC });
+	emit(g, (struct bpf_insn){ 0 });
+}
+
+static void gen_map_len(struct cg *g, struct node *n)
+{
+	if (g->len_sub < 0) {
+		/* count this element, go on */
+		static const struct bpf_insn cb[] = {
+			I_MOV64_IMM(BPF_REG_0, 0), I_EXIT(),
+		};
+
+		g->len_sub = sub_new(g);
+		g->subs[g->len_sub].code = malloc(sizeof(cb));
+		if (!g->subs[g->len_sub].code) {
+			fputs("gputrace: out of memory\n", stderr);
+			abort();
+		}
+		memcpy(g->subs[g->len_sub].code, cb, sizeof(cb));
+		g->subs[g->len_sub].n = 2;
+	}
+	map_arg(g, n->args->sym);
+	emit_sub_ref(g, BPF_REG_2, g->len_sub);
+	emit(g, I_MOV64_IMM(BPF_REG_3, 0));
+	emit(g, I_MOV64_IMM(BPF_REG_4, 0));
+	emit(g, I_CALL(H_FOR_EACH_MAP_ELEM));
+}
+
+/* has_key(@m, key): whether the lookup finds the element */
+static void gen_has_key(struct cg *g, struct node *n)
+{
+	struct map_sym *m = n->a->sym;
+	int save = g->sp, key = gen_key(g, n->a, m);
+
+	call_lookup(g, m, key);
+	emit(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1));
+	emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	g->sp = save;
+}
+
 static void gen_binop(struct cg *g, struct node *n)
 {
 	static const int alu[] = {
@@ -818,7 +963,7 @@ static void store_int(struct cg *g, struct node *lv)
 	if (lv->kind == N_VAR) {
 		struct var_sym *v = lv->sym;
 
-		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, v->slot));
+		emit(g, I_STX(BPF_DW, g->vreg, BPF_REG_0, v->slot));
 		return;
 	}
 	int save = g->sp, val = stack_alloc(g, 8), key;
@@ -826,6 +971,7 @@ static void store_int(struct cg *g, struct node *lv)
 	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, val));
 	key = gen_key(g, lv, lv->sym);
 	call_update(g, lv->sym, key, val);
+	check_helper(g, "map_update_elem", lv->loc, false);
 	emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, val));
 	g->sp = save;
 }
@@ -873,7 +1019,7 @@ static void gen_int(struct cg *g, struct node *n)
 		gen_builtin_int(g, n);
 		break;
 	case N_VAR:
-		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10,
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, g->vreg,
 			      ((struct var_sym *)n->sym)->slot));
 		break;
 	case N_MAP:
@@ -905,6 +1051,10 @@ static void gen_int(struct cg *g, struct node *n)
 		patch(g, j2);
 		break;
 	case N_TUPLE_IDX:
+		if (var_elem(n, &t)) {		/* $kv.0: in place */
+			emit(g, I_LDX(BPF_DW, BPF_REG_0, g->vreg, t));
+			break;
+		}
 		t = stack_alloc(g, n->a->type->size);
 		gen_to(g, n->a, t);
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10,
@@ -943,6 +1093,14 @@ static void gen_int(struct cg *g, struct node *n)
 		}
 		if (!strcmp(n->str, "uaddr")) {	/* resolved by the checks */
 			emit_ld64(g, BPF_REG_0, n->ival);
+			break;
+		}
+		if (!strcmp(n->str, "len")) {
+			gen_map_len(g, n);
+			break;
+		}
+		if (!strcmp(n->str, "has_key")) {
+			gen_has_key(g, n);
 			break;
 		}
 		/* fall through */
@@ -1074,7 +1232,7 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 		break;
 	}
 	case N_VAR:
-		copy_mem(g, BPF_REG_10, ((struct var_sym *)n->sym)->slot, dst,
+		copy_mem(g, g->vreg, ((struct var_sym *)n->sym)->slot, dst,
 			 n->type->size);
 		break;
 	case N_MAP:
@@ -1097,6 +1255,10 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 		break;
 	}
 	case N_TUPLE_IDX:
+		if (var_elem(n, &t)) {
+			copy_mem(g, g->vreg, t, dst, n->type->size);
+			break;
+		}
 		t = stack_alloc(g, n->a->type->size);
 		gen_to(g, n->a, t);
 		copy_mem(g, BPF_REG_10, t + n->a->type->offsets[n->ival], dst,
@@ -1198,6 +1360,7 @@ static void gen_call(struct cg *g, struct node *n)
 		map_arg(g, m);
 		key_ptr(g, BPF_REG_2, key);
 		emit(g, I_CALL(g->device ? GT_DH_MAP_DELETE : H_MAP_DELETE));
+		check_helper(g, "map_delete_elem", n->loc, false);
 		g->sp = save;
 		return;
 	}
@@ -1212,7 +1375,8 @@ static void gen_call(struct cg *g, struct node *n)
 		return;
 	}
 	/* every other call is an event for the tracer */
-	const struct event_desc *ev = &g->u->events[n->ival];
+	/* a copy: -k's checks in the arguments add events (realloc) */
+	const struct event_desc evd = g->u->events[n->ival], *ev = &evd;
 	struct node *a = n->args;
 	int psize = ev->args ? ev->args->size : 0, buf;
 
@@ -1403,6 +1567,19 @@ static void gen_assign(struct cg *g, struct node *n)
 	}
 	if (n->op >= 0)
 		rhs = synth_binop(lv, n->op, rhs);
+	if (lv->kind == N_VAR && g->vreg != BPF_REG_10) {
+		/* a for body: built here, then into the clause's frame */
+		int size = lv->type->size, tmp = stack_alloc(g, size);
+
+		gen_to(g, rhs, tmp);
+		for (int i = 0; i < size; i += 8) {
+			emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, tmp + i));
+			emit(g, I_STX(BPF_DW, g->vreg, BPF_REG_1,
+				      ((struct var_sym *)lv->sym)->slot + i));
+		}
+		g->sp = save;
+		return;
+	}
 	if (lv->kind == N_VAR) {
 		gen_to(g, rhs, ((struct var_sym *)lv->sym)->slot);
 		return;
@@ -1413,6 +1590,7 @@ static void gen_assign(struct cg *g, struct node *n)
 	gen_to(g, rhs, val);
 	key = gen_key(g, lv, m);
 	call_update(g, m, key, val);
+	check_helper(g, "map_update_elem", lv->loc, false);
 	g->sp = save;
 }
 
@@ -1503,17 +1681,21 @@ static void jmp_back(struct cg *g, size_t top)
 	emit(g, I_JA((int16_t)off));
 }
 
-static void loop_break(struct cg *g)
+static void add_jump(int **list, int *n, int at)
 {
-	struct loop *l = g->loop;
-	int *b = realloc(l->breaks, (l->nbreaks + 1) * sizeof(*b));
+	int *b = realloc(*list, (*n + 1) * sizeof(*b));
 
 	if (!b) {
 		fputs("gputrace: out of memory\n", stderr);
 		abort();
 	}
-	l->breaks = b;
-	b[l->nbreaks++] = jmp_fwd(g, I_JA(0));
+	*list = b;
+	b[(*n)++] = at;
+}
+
+static void loop_break(struct cg *g)
+{
+	add_jump(&g->loop->breaks, &g->loop->nbreaks, jmp_fwd(g, I_JA(0)));
 }
 
 /* Remember where the loop [HEAD, here) is, for the device verifier. */
@@ -1558,6 +1740,115 @@ static void gen_while(struct cg *g, struct node *s)
 		patch(g, l.breaks[i]);
 	free(l.breaks);
 	note_loop(g, l.top, s->loc);
+}
+
+/* Whether statement list S holds a for over a map, at any depth. */
+static bool has_for(const struct node *s)
+{
+	for (; s; s = s->next) {
+		if (s->kind == N_FOR)
+			return true;
+		if ((s->kind == N_IF || s->kind == N_WHILE ||
+		     s->kind == N_UNROLL) && has_for(s->b->args))
+			return true;
+		if (s->kind == N_IF && s->c &&
+		    (s->c->kind == N_IF ? has_for(s->c) : has_for(s->c->args)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * for ($kv : @m) BODY: bpf_for_each_map_elem with BODY as the callback.
+ * BODY reaches the clause's variables in the clause's frame, through r9
+ * (the callback's context is that frame), and keeps its temporaries in
+ * its own.  The probe context is spilled at -8 and reloaded into r6;
+ * return or exit() in BODY set the flag at g->ended and stop the walk,
+ * and the clause then ends too.
+ */
+static void gen_for(struct cg *g, struct node *s)
+{
+	struct map_sym *m = s->c->sym;
+	const struct type *kv = s->a->type;
+	int slot = ((struct var_sym *)s->a->sym)->slot, sub = sub_new(g);
+	struct cg saved = *g;
+	struct loop l = { .fwd = true };
+	const struct node *t;
+	int *stubs = NULL, nstubs = 0;
+
+	g->code = NULL;
+	g->n = g->cap = 0;
+	g->rets = NULL;
+	g->nrets = g->caprets = 0;
+	g->cur = sub;
+	g->sp = g->max_sp = 0;
+	g->loop = &l;
+	g->vreg = BPF_REG_9;
+	emit(g, I_MOV64_REG(BPF_REG_9, BPF_REG_4));
+	emit(g, I_LDX(BPF_DW, BPF_REG_6, BPF_REG_9, -8));
+	for (int e = 0; e < 2; e++)		/* key (r2), value (r3) */
+		for (int i = 0; i < kv->elems[e]->size; i += 8) {
+			emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_2 + e, i));
+			emit(g, I_STX(BPF_DW, BPF_REG_9, BPF_REG_1,
+				      slot + kv->offsets[e] + i));
+		}
+	gen_stmts(g, s->b->args);
+	for (t = s->b->args; t && !stmt_ends(t); t = t->next)
+		;
+	if (!t || l.nconts) {		/* next element */
+		for (int i = 0; i < l.nconts; i++)
+			patch(g, l.conts[i]);
+		emit(g, I_MOV64_IMM(BPF_REG_0, 0));
+		add_jump(&stubs, &nstubs, jmp_fwd(g, I_JA(0)));
+	}
+	if (l.nbreaks) {		/* stop the walk */
+		for (int i = 0; i < l.nbreaks; i++)
+			patch(g, l.breaks[i]);
+		emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+		add_jump(&stubs, &nstubs, jmp_fwd(g, I_JA(0)));
+	}
+	if (g->nrets) {			/* return, exit(): the clause ends */
+		for (int i = 0; i < g->nrets; i++)
+			patch(g, g->rets[i]);
+		emit(g, I_ST(BPF_DW, BPF_REG_9, g->ended, 1));
+		emit(g, I_MOV64_IMM(BPF_REG_0, 1));
+	}
+	for (int i = 0; i < nstubs; i++)
+		patch(g, stubs[i]);
+	emit(g, I_EXIT());
+	/* the body's code becomes the callback; back to the clause */
+	g->subs[sub].code = g->code;
+	g->subs[sub].n = g->n;
+	g->subs[sub].max_sp = g->max_sp;
+	g->subs[sub].loc = s->loc;
+	bool ends = g->nrets > 0, failed = g->failed, too_far = g->too_far;
+
+	free(g->rets);
+	free(l.breaks);
+	free(l.conts);
+	free(stubs);
+	g->code = saved.code;
+	g->n = saved.n;
+	g->cap = saved.cap;
+	g->rets = saved.rets;
+	g->nrets = saved.nrets;
+	g->caprets = saved.caprets;
+	g->cur = saved.cur;
+	g->sp = saved.sp;
+	g->max_sp = saved.max_sp;
+	g->loop = saved.loop;
+	g->vreg = BPF_REG_10;
+	g->failed = failed;
+	g->too_far = too_far;
+	map_arg(g, m);
+	emit_sub_ref(g, BPF_REG_2, sub);
+	emit(g, I_MOV64_REG(BPF_REG_3, BPF_REG_10));
+	emit(g, I_MOV64_IMM(BPF_REG_4, 0));
+	emit(g, I_CALL(H_FOR_EACH_MAP_ELEM));
+	if (ends) {
+		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10, g->ended));
+		jmp_to_end(g, I_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 0));
+	}
 }
 
 static void gen_stmt(struct cg *g, struct node *s)
@@ -1612,7 +1903,14 @@ static void gen_stmt(struct cg *g, struct node *s)
 		loop_break(g);
 		break;
 	case N_CONTINUE:
-		jmp_back(g, g->loop->top);
+		if (g->loop->fwd)
+			add_jump(&g->loop->conts, &g->loop->nconts,
+				 jmp_fwd(g, I_JA(0)));
+		else
+			jmp_back(g, g->loop->top);
+		break;
+	case N_FOR:
+		gen_for(g, s);
 		break;
 	default:
 		break;
@@ -1629,6 +1927,40 @@ static void gen_stmts(struct cg *g, struct node *s)
 	}
 }
 
+static void subs_drop(struct cg *g)
+{
+	for (int i = 0; i < g->nsubs; i++)
+		free(g->subs[i].code);
+	g->nsubs = 0;
+}
+
+/* The callbacks after the program, their addresses patched in. */
+static int layout_subs(struct cg *g, struct gt_bpf_prog *out)
+{
+	size_t *start = calloc(g->nsubs, sizeof(*start));
+
+	out->sub_offs = calloc(g->nsubs, sizeof(*out->sub_offs));
+	if (!start || !out->sub_offs) {
+		free(start);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < g->nsubs; i++) {
+		start[i] = g->n;
+		out->sub_offs[i] = g->n;
+		for (size_t j = 0; j < g->subs[i].n; j++)
+			emit(g, g->subs[i].code[j]);
+	}
+	out->nsubs = g->nsubs;
+	for (int i = 0; i < g->nrefs; i++) {
+		const struct cg_ref *r = &g->refs[i];
+		size_t at = (r->buf < 0 ? 0 : start[r->buf]) + r->at;
+
+		g->code[at].imm = (int32_t)(start[r->target] - (at + 1));
+	}
+	free(start);
+	return 0;
+}
+
 static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		    struct gt_bpf_prog *out)
 {
@@ -1636,12 +1968,24 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->sp = g->max_sp = 0;
 	g->nrets = 0;
 	g->nloops = 0;
+	subs_drop(g);
+	g->nrefs = 0;
+	g->cur = g->len_sub = -1;
+	g->ended = 0;
+	g->vreg = BPF_REG_10;
 	g->loc = cl->loc;
 	g->stmt_loc = cl->loc;
 	g->too_far = false;
 	g->device = ci->device;
 	if (!g->device)
 		emit(g, I_MOV64_REG(BPF_REG_6, BPF_REG_1));
+	if (!g->device && has_for(cl->body->args)) {
+		/* for over a map: the probe context at -8 and the flag, for
+		 * the callbacks (gen_for) */
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_6, stack_alloc(g, 8)));
+		g->ended = stack_alloc(g, 8);
+		zero_mem(g, g->ended, 8);
+	}
 	for (struct var_sym *v = ci->vars; v; v = v->next) {
 		v->slot = stack_alloc(g, v->type->size);
 		zero_mem(g, v->slot, v->type->size);
@@ -1713,6 +2057,19 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		patch(g, g->rets[i]);
 	emit(g, I_MOV64_IMM(BPF_REG_0, 0));
 	emit(g, I_EXIT());
+	for (int i = 0; i < g->nsubs; i++) {
+		/* the kernel adds the frames of a call chain, each rounded
+		 * up to 32 bytes */
+		int both = ((g->max_sp + 31) & ~31) + ((g->subs[i].max_sp + 31) & ~31);
+
+		if (g->subs[i].max_sp && both > STACK_MAX) {
+			diag_error(g->subs[i].loc, "the for loop's body and its clause need %d bytes of stack together, more than the %d that eBPF allows",
+				   both, STACK_MAX);
+			return -EINVAL;
+		}
+	}
+	if (g->nsubs && layout_subs(g, out))
+		return -ENOMEM;
 	if (g->max_sp > STACK_MAX) {
 		diag_error(cl->loc, "clause needs %d bytes of stack, more than the %d that eBPF allows",
 			   g->max_sp, STACK_MAX);
@@ -1800,6 +2157,8 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 		struct gt_map_def d;
 
 		map_def(&d, &g.layouts[m->index], m);
+		if (opts->map_keys_max)
+			d.max_entries = opts->map_keys_max;
 		if (gt_object_add_map(obj, &d) < 0)
 			return -ENOMEM;
 	}
@@ -1825,14 +2184,18 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 			if (err) {
 				free(prog.insns);
 				free(prog.loops);
+				free(prog.sub_offs);
 				goto out;
 			}
 		}
 	}
 out:
+	subs_drop(&g);
 	free(g.code);
 	free(g.rets);
 	free(g.loops);
+	free(g.subs);
+	free(g.refs);
 	return err;
 }
 
@@ -1841,6 +2204,7 @@ void cg_free(struct gt_object *obj)
 	for (int i = 0; i < obj->nprogs; i++) {
 		free(obj->progs[i].insns);
 		free(obj->progs[i].loops);
+		free(obj->progs[i].sub_offs);
 	}
 	free(obj->progs);
 	free(obj->maps);

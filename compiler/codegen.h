@@ -23,6 +23,9 @@ struct map_layout {
 struct cg_opts {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC at start, for `elapsed` */
 	uint64_t cpid;
+	uint32_t map_keys_max;	/* entries of a map, 0: 4096 */
+	int helper_check;	/* -k: 1 map updates and deletes, -kk: 2 also
+				 * reads of absent keys */
 };
 
 #define GT_EVENTS_MAP_SIZE (1u << 20)

@@ -49,6 +49,10 @@ struct gt_bpf_prog {
 	/* the program's while loops, for the device verifier's messages */
 	struct gt_src_loop *loops;
 	int nloops;
+	/* where each callback subprogram starts (len(), for over a map):
+	 * the kernel then wants BTF func_info for every function */
+	uint32_t *sub_offs;
+	int nsubs;
 };
 
 struct gt_object {

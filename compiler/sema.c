@@ -22,6 +22,7 @@ struct ctx {
 	bool report;		/* second pass: report errors */
 	int unroll_depth;
 	int loop_depth;		/* while loops around the statement */
+	bool in_for;		/* in the body of a for over a map */
 	bool unsafe;
 };
 
@@ -40,6 +41,7 @@ static void err(struct ctx *c, struct loc loc, const char *fmt, ...)
 }
 
 static struct type *check_expr(struct ctx *c, struct node *n);
+static void check_for(struct ctx *c, struct node *n);
 
 static struct map_sym *map_get(struct ctx *c, struct node *n)
 {
@@ -69,6 +71,25 @@ static struct var_sym *var_find(struct ctx *c, const char *name)
 		if (!strcmp(v->name, name))
 			return v;
 	return NULL;
+}
+
+/* A new variable of the clause, last in its list (slots in that order). */
+static struct var_sym *var_add(struct ctx *c, char *name, struct type *t)
+{
+	struct var_sym *v = ast_alloc(sizeof(*v)), **tail = &c->ci->vars;
+
+	v->name = name;
+	v->type = t;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = v;
+	return v;
+}
+
+/* A variable's name as written: a loop's "$v#K" (the parser's) is $v. */
+static const char *vname(const char *name)
+{
+	return ast_strndup(name, strcspn(name, "#"));
 }
 
 static bool is_int(const struct type *t)
@@ -151,6 +172,11 @@ static int add_event(struct unit *u, struct event_desc ev)
 	u->events = e;
 	e[u->nevents] = ev;
 	return u->nevents++;
+}
+
+int unit_add_event(struct unit *u, struct event_desc ev)
+{
+	return add_event(u, ev);
 }
 
 static const char *const agg_funcs[] = {
@@ -271,7 +297,7 @@ const char *const sema_function_names[] = {
 	"count", "sum", "min", "max", "avg", "stats", "hist", "lhist",
 	"smload", "str", "buf", "strncmp", "strftime", "join", "cat",
 	"system", "signal", "sizeof", "ustack", "kstack", "usym", "ksym",
-	"uaddr", "kname", NULL,
+	"uaddr", "kname", "has_key", "strerror", NULL,
 };
 
 static bool builtin_known(const char *name)
@@ -718,7 +744,8 @@ static struct type *check_stack(struct ctx *c, struct node *n)
 	return type_stack(n->str[0] == 'u', perf, (int)limit);
 }
 
-/* usym(addr), ksym(addr): the address, shown as its symbol's name */
+/* usym(addr), ksym(addr): the address, shown as its symbol's name;
+ * strerror(e) alike */
 static struct type *check_sym(struct ctx *c, struct node *n)
 {
 	struct type *t;
@@ -731,11 +758,44 @@ static struct type *check_sym(struct ctx *c, struct node *n)
 	if (!t)
 		return NULL;
 	if (!is_int(t)) {
-		err(c, n->args->loc, "%s() expects an integer (an address), not %s",
-		    n->str, type_str(t));
+		err(c, n->args->loc, "%s() expects an integer (%s), not %s",
+		    n->str, n->str[0] == 's' ? "an errno" : "an address",
+		    type_str(t));
 		return NULL;
 	}
-	return type_sym(n->str[0] == 'u');
+	/* strerror(e): the errno, its text written by the tracer */
+	return n->str[0] == 's' ? type_errno() : type_sym(n->str[0] == 'u');
+}
+
+/*
+ * len(@m), has_key(@m, key) (bpftrace 0.21): the map's element count and
+ * whether KEY is in it.  has_key keeps an N_MAP of the key in n->a.
+ */
+static struct type *check_map_query(struct ctx *c, struct node *n)
+{
+	bool has = n->str[0] == 'h';
+	struct node *a = n->args, *k;
+	struct map_sym *m;
+
+	if (n->nargs != (has ? 2 : 1)) {
+		err(c, n->loc, has ? "has_key() takes a map and a key, like has_key(@m, key)" :
+		    "len() takes a map, like len(@m)");
+		return NULL;
+	}
+	m = map_arg(c, n, a);
+	if (!m)
+		return NULL;
+	if (has) {
+		k = ast_node(N_MAP, a->loc);
+		k->str = a->str;
+		k->args = a->next->kind == N_TUPLE ? a->next->args : a->next;
+		k->nargs = a->next->kind == N_TUPLE ? a->next->nargs : 1;
+		map_get(c, k);
+		check_key(c, k, m);
+		n->a = k;
+	}
+	mark_map(c, m);
+	return type_int(!has);
 }
 
 /*
@@ -844,6 +904,10 @@ static struct type *check_call(struct ctx *c, struct node *n)
 		return check_sym(c, n);
 	if (!strcmp(f, "uaddr"))
 		return check_uaddr(c, n);
+	if (!strcmp(f, "len") || !strcmp(f, "has_key"))
+		return check_map_query(c, n);
+	if (!strcmp(f, "strerror"))
+		return check_sym(c, n);
 	if (!strcmp(f, "time")) {
 		if (n->nargs > 1 || (n->nargs == 1 && n->args->kind != N_STR)) {
 			err(c, n->loc, "time() takes an optional format string literal");
@@ -1101,12 +1165,12 @@ static struct type *check_incdec(struct ctx *c, struct node *n)
 		struct var_sym *v = var_find(c, lv->str);
 
 		if (!v) {
-			err(c, lv->loc, "undefined variable %s", lv->str);
+			err(c, lv->loc, "undefined variable %s", vname(lv->str));
 			return NULL;
 		}
 		lv->sym = v;
 		if (!is_int(v->type)) {
-			err(c, lv->loc, "%s is not an integer", lv->str);
+			err(c, lv->loc, "%s is not an integer", vname(lv->str));
 			return NULL;
 		}
 		lv->type = v->type;
@@ -1292,7 +1356,7 @@ static struct type *check_expr_(struct ctx *c, struct node *n)
 		struct var_sym *v = var_find(c, n->str);
 
 		if (!v) {
-			err(c, n->loc, "undefined variable %s", n->str);
+			err(c, n->loc, "undefined variable %s", vname(n->str));
 			return NULL;
 		}
 		n->sym = v;
@@ -1424,20 +1488,13 @@ static void check_assign(struct ctx *c, struct node *n)
 
 		if (!v) {
 			if (n->op >= 0) {
-				err(c, lv->loc, "undefined variable %s", lv->str);
+				err(c, lv->loc, "undefined variable %s", vname(lv->str));
 				return;
 			}
-			v = ast_alloc(sizeof(*v));
-			v->name = lv->str;
-			v->type = t;
-			struct var_sym **tail = &c->ci->vars;
-
-			while (*tail)
-				tail = &(*tail)->next;
-			*tail = v;
+			v = var_add(c, lv->str, t);
 		} else if (!type_same(v->type, t)) {
 			err(c, lv->loc, "type mismatch for %s: assigning a value of type %s to a variable that holds %s",
-			    lv->str, type_str(t), type_str(v->type));
+			    vname(lv->str), type_str(t), type_str(v->type));
 			return;
 		}
 		lv->sym = v;
@@ -1528,6 +1585,9 @@ static void check_stmt(struct ctx *c, struct node *n)
 		c->loop_depth--;
 		break;
 	}
+	case N_FOR:
+		check_for(c, n);
+		break;
 	case N_BREAK:
 	case N_CONTINUE:
 		if (!c->loop_depth)
@@ -1768,4 +1828,58 @@ void sema_dump(FILE *f, const struct unit *u)
 			fprintf(f, "  %s: %s\n", v->name, type_str(v->type));
 	}
 	ast_dump(f, u->prog);
+}
+
+/*
+ * for ($kv : @m) { ... } (bpftrace 0.21): $kv is the tuple (key, value)
+ * of each element, the key itself a tuple for a map of several keys.
+ * The body runs in a callback of bpf_for_each_map_elem (codegen.c), so
+ * it is refused where that cannot be: the device, nested, over
+ * aggregations (per-CPU values).
+ */
+static void check_for(struct ctx *c, struct node *n)
+{
+	struct node *mn = n->c, *v = n->a;
+	struct map_sym *m;
+	struct type *parts[2], *t;
+	struct var_sym *vs;
+
+	if (c->ci->device) {
+		err(c, n->loc, "for loops over a map are not available in gpu: probes");
+		return;
+	}
+	if (c->in_for) {
+		err(c, n->loc, "for loops over a map cannot be nested");
+		return;
+	}
+	if (mn->nargs) {
+		err(c, mn->loc, "for loops take a map without keys, like for ($kv : @m)");
+		return;
+	}
+	m = map_get(c, mn);
+	if (!m->val) {
+		err(c, mn->loc, "undefined map: %s", m->name);
+	} else if (!m->key) {
+		err(c, mn->loc, "%s has no keys: a for loop needs a map with keys",
+		    m->name);
+	} else if (m->val->kind == T_AGG) {
+		err(c, mn->loc, "for loops over %s, a map of aggregations, are not supported (per-CPU values)",
+		    m->name);
+	} else {
+		parts[0] = m->key->nelems == 1 ? m->key->elems[0] : m->key;
+		parts[1] = m->val;
+		t = type_tuple(parts, 2);
+		/* the parser gave it a name of its own (loop_var) */
+		vs = var_find(c, v->str);
+		if (!vs)
+			vs = var_add(c, v->str, t);
+		v->sym = vs;
+		v->type = vs->type;
+		mark_map(c, m);
+	}
+	c->in_for = true;
+	c->loop_depth++;
+	check_block(c, n->b);
+	c->loop_depth--;
+	c->in_for = false;
 }

@@ -47,6 +47,7 @@ enum ev_kind {
 	EV_JOIN,	/* join(): the strings read in the probe */
 	EV_CAT,		/* cat(fmt, ...): the file's contents */
 	EV_SYSTEM,	/* system(fmt, ...): run by the tracer */
+	EV_HELPER_ERR,	/* -k: a helper failed; fmt: its name, loc */
 };
 
 /* Something a probe sends to the tracer through the ring buffer. */
@@ -56,6 +57,7 @@ struct event_desc {
 	struct type *args;	/* tuple: printf arguments, print value, exit code */
 	struct map_sym *map;	/* print, clear, zero */
 	uint64_t top, div;	/* print(@m, top, div) */
+	struct loc loc;		/* EV_HELPER_ERR: the call */
 };
 
 struct clause_info {
@@ -92,6 +94,8 @@ struct sema_opts {
 int sema_check(struct program *prog, const struct sema_opts *opts,
 	       struct unit **out);
 void unit_free(struct unit *u);
+/* Append an event (the code generator's -k checks); its id. */
+int unit_add_event(struct unit *u, struct event_desc ev);
 
 /* Set map_sym.per_kernel (compiler/kmaps.c); sema_check calls it. */
 void sema_mark_kernel_maps(struct unit *u);

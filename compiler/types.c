@@ -149,6 +149,16 @@ struct type *type_stack(bool user, bool perf, int limit)
 	return t;
 }
 
+/* an errno, kept as the number and shown as strerror's text, as ksym
+ * keeps an address */
+struct type *type_errno(void)
+{
+	struct type *t = mk(T_SYM, 8);
+
+	t->errstr = true;
+	return t;
+}
+
 /* usym keeps the pid beside the address: symbols are per process */
 struct type *type_sym(bool user)
 {
@@ -182,7 +192,7 @@ bool type_same(const struct type *a, const struct type *b)
 		return a->user == b->user && a->perf == b->perf &&
 		       a->limit == b->limit;
 	case T_SYM:
-		return a->user == b->user;
+		return a->user == b->user && a->errstr == b->errstr;
 	case T_STR:
 		/* kname(kernel) and kernel key a map differently */
 		return a->base == b->base;
@@ -257,7 +267,8 @@ static void fmt_type(char *buf, size_t len, const struct type *t)
 		return;
 	}
 	case T_SYM:
-		snprintf(buf, len, "%s", t->user ? "usym" : "ksym");
+		snprintf(buf, len, "%s", t->errstr ? "strerror" :
+			 t->user ? "usym" : "ksym");
 		return;
 	case T_TUPLE:
 		snprintf(buf, len, "(");

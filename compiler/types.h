@@ -47,6 +47,7 @@ struct type {
 	bool ptr;		/* T_INT: an address (uaddr), a key shows 0x.. */
 	bool user;		/* T_STACK, T_SYM: user space, not the kernel */
 	bool perf;		/* T_STACK: perf's format (address, module) */
+	bool errstr;		/* T_SYM: strerror(): an errno, shown as its text */
 	int limit;		/* T_STACK: frames kept */
 	enum agg_kind agg;	/* T_AGG */
 	int nelems;		/* T_TUPLE */
@@ -86,6 +87,7 @@ struct type *type_tuple(struct type **elems, int n);
 struct type *type_agg(enum agg_kind agg, bool is_signed);
 struct type *type_stack(bool user, bool perf, int limit);
 struct type *type_sym(bool user);
+struct type *type_errno(void);	/* strerror(e): e, shown as its text */
 
 /* Same shape (signedness of integers is not part of the identity). */
 bool type_same(const struct type *a, const struct type *b);

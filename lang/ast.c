@@ -197,6 +197,9 @@ static void dump_node(FILE *f, const struct node *n, int ind)
 	case N_WHILE:
 		fputs("while\n", f);
 		break;
+	case N_FOR:
+		fputs("for\n", f);
+		break;
 	case N_BREAK:
 		fputs("break\n", f);
 		return;

@@ -42,6 +42,7 @@ enum node_kind {
 	N_IF,		/* if (a) b else c */
 	N_UNROLL,	/* unroll (ival) b */
 	N_WHILE,	/* while (a) b */
+	N_FOR,		/* for (a : c) b: a variable, c a map without keys */
 	N_BREAK,
 	N_CONTINUE,
 	N_RETURN,

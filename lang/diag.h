@@ -8,6 +8,7 @@
 #define GT_DIAG_H
 
 #include <stdarg.h>
+#include <stdio.h>
 
 struct loc {
 	int line;	/* 1-based; 0 = no location */
@@ -34,6 +35,13 @@ void diag_error(struct loc loc, const char *fmt, ...);
 __attribute__((format(printf, 2, 3)))
 void diag_warn(struct loc loc, const char *fmt, ...);
 void diag_verror(const char *kind, struct loc loc, const char *fmt, va_list ap);
+/* A warning written to F (bpftrace writes -k's to its output). */
+__attribute__((format(printf, 3, 4)))
+void diag_warn_to(FILE *f, struct loc loc, const char *fmt, ...);
+
+/* --no-warnings: warnings are not shown (bpftrace's option). */
+void diag_set_warnings(int on);
+int diag_warnings_on(void);
 
 /* Number of errors reported since the last diag_reset(). */
 int diag_errors(void);

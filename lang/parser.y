@@ -67,6 +67,95 @@ static struct node *incdec(int op, bool post, struct node *lv, GT_YYLTYPE l)
 	return n;
 }
 
+static struct node *var_node(const char *name, struct loc l)
+{
+	struct node *n = ast_node(N_VAR, l);
+
+	n->str = ast_strndup(name, strlen(name));
+	return n;
+}
+
+/*
+ * A loop's variable lives in the loop (bpftrace): it and its uses in
+ * BODY get a name of their own, "$v#K", which no other $v meets.
+ */
+static void rename_var(struct node *n, const char *from, const char *to)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_VAR && !strcmp(n->str, from))
+			n->str = (char *)to;
+		rename_var(n->a, from, to);
+		rename_var(n->b, from, to);
+		rename_var(n->c, from, to);
+		rename_var(n->args, from, to);
+	}
+}
+
+static char *loop_var(struct node *v, struct node *body)
+{
+	static unsigned int nloop;
+	size_t len = strlen(v->str) + 16;
+	char *name = ast_alloc(len);
+
+	snprintf(name, len, "%s#%u", v->str, nloop++);
+	rename_var(body->args, v->str, name);
+	v->str = name;
+	return name;
+}
+
+/*
+ * for ($v : START..END) BODY (bpftrace 0.23; END excluded), as
+ *   if (1) { $v#Kc = START; $v#Ke = END;
+ *	      while ($v#Kc < $v#Ke) { $v#K = $v#Kc; $v#Kc++; BODY } }
+ * ($v#K: loop_var's name).  The counter steps before BODY so that
+ * continue needs no step of its own; '#' keeps the hidden names out of
+ * the user's reach, and messages about them, at START, name $v.
+ */
+static struct node *range_for(struct node *v, struct node *from,
+			      struct node *to, struct node *body, struct loc l)
+{
+	size_t len = strlen(v->str) + 2;
+	char *cnt = ast_alloc(len), *end = ast_alloc(len);
+	struct node *w = ast_node(N_WHILE, l), *top = ast_node(N_IF, l);
+	struct node *s1, *s2, *set, *step;
+
+	snprintf(cnt, len, "%sc", v->str);
+	snprintf(end, len, "%se", v->str);
+	l = from->loc;
+	s1 = ast_node(N_ASSIGN, l);
+	s1->op = -1;
+	s1->a = var_node(cnt, l);
+	s1->b = from;
+	s2 = ast_node(N_ASSIGN, l);
+	s2->op = -1;
+	s2->a = var_node(end, l);
+	s2->b = to;
+	s1->next = s2;
+	s2->next = w;
+	w->a = ast_node(N_BINOP, l);
+	w->a->op = B_LT;
+	w->a->a = var_node(cnt, l);
+	w->a->b = var_node(end, l);
+	set = ast_node(N_ASSIGN, l);
+	set->op = -1;
+	set->a = v;
+	set->b = var_node(cnt, l);
+	step = ast_node(N_EXPR_STMT, l);
+	step->a = ast_node(N_INCDEC, l);
+	step->a->op = B_ADD;
+	step->a->post = true;
+	step->a->a = var_node(cnt, l);
+	set->next = step;
+	step->next = body->args;
+	body->args = set;
+	w->b = body;
+	top->a = ast_node(N_INT, l);
+	top->a->ival = 1;
+	top->b = ast_node(N_BLOCK, l);
+	top->b->args = s1;
+	return top;
+}
+
 static void gt_yyerror(const char *msg)
 {
 	if (lex_failed)
@@ -99,7 +188,7 @@ static int yylex_wrap(void)
 %token <str> AP "probe"
 %token ARGC "$#" IF "if" ELSE "else" UNROLL "unroll" RETURN "return"
 %token WHILE "while" BREAK "break" CONTINUE "continue" SIZEOF "sizeof"
-%token STRUCT "struct" ARROW "->"
+%token STRUCT "struct" ARROW "->" FOR "for" DOTDOT ".."
 %token <str> TYPE "type" CDEF "struct definition"
 %token ENDPRED "end of predicate" LEX_ERROR "invalid token"
 %token EQ "==" NE "!=" LE "<=" GE ">=" LAND "&&" LOR "||" SHL "<<" SHR ">>"
@@ -212,6 +301,17 @@ block_stmt:
 		$$ = mk(N_WHILE, @1);
 		$$->a = $3;
 		$$->b = $5;
+	}
+	| FOR '(' var ':' expr DOTDOT expr ')' block {
+		loop_var($3, $9);
+		$$ = range_for($3, $5, $7, $9, L(@1));
+	}
+	| FOR '(' var ':' map ')' block {
+		loop_var($3, $7);
+		$$ = mk(N_FOR, @1);
+		$$->a = $3;
+		$$->c = $5;
+		$$->b = $7;
 	}
 	| UNROLL '(' POSPARAM ')' block {
 		/* the count is read from the arguments by the checks */

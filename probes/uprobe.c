@@ -128,10 +128,16 @@ static int by_address(struct probe *p, const struct syms *s, uint64_t addr,
 		if (s->funcs[i].addr <= addr &&
 		    addr < s->funcs[i].addr + (s->funcs[i].size ? s->funcs[i].size : 1))
 			f = &s->funcs[i];
-	if (!f)
+	if (!f) {
+		/* bpftrace's words, BIN as the user wrote it */
+		const char *b = strchr(p->name, ':');
+
+		b = b && b < p->name + at ? b + 1 : p->name;
 		return provider_fail(err, errlen, arg, 1,
-				     "could not resolve address 0x%llx in %s",
-				     (unsigned long long)addr, s->path);
+				     "Could not resolve address: %.*s0x%llx",
+				     (int)(p->name + at - b), b,
+				     (unsigned long long)addr);
+	}
 	full = ast_alloc(at + 24);
 	memcpy(full, p->name, at);
 	snprintf(full + at, 24, "%llu", (unsigned long long)addr);
@@ -223,7 +229,7 @@ static int up_parse(struct probe *p, char *err, size_t errlen, int *arg)
 	}
 	if (has_off && f->size && off >= f->size) {
 		ret = provider_fail(err, errlen, arg, 1,
-				    "offset outside the function bounds ('%s' size is %llu)",
+				    "Offset outside the function bounds ('%s' size is %llu)",
 				    syms_display(f), (unsigned long long)f->size);
 		goto out;
 	}

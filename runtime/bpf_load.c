@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "compiler/program.h"
 #include "probes/provider.h"
@@ -158,6 +159,40 @@ static void log_tail(char *err, size_t errlen, const char *head,
 	snprintf(err, errlen, "%s\n%.*s", head, (int)(log + ll - p), p);
 }
 
+/*
+ * The BTF a program with callback subprograms needs (the kernel wants
+ * func_info for every function then): "long f(void)" for each, static.
+ * FI gets 1 + NSUBS records; returns the BTF's fd or a negative errno.
+ */
+static int btf_funcs_load(struct bpf_func_info *fi, const uint32_t *offs,
+			  int nsubs)
+{
+	struct btf *btf = btf__new_empty();
+	int lng, proto, f = 0, fd;
+
+	if (!btf)
+		return -errno;
+	lng = btf__add_int(btf, "long", 8, BTF_INT_SIGNED);
+	proto = lng > 0 ? btf__add_func_proto(btf, lng) : lng;
+	for (int i = 0; i <= nsubs && proto > 0 && f >= 0; i++) {
+		f = btf__add_func(btf, i ? "gt_callback" : "gt_prog",
+				  BTF_FUNC_STATIC, proto);
+		fi[i] = (struct bpf_func_info){ .insn_off = i ? offs[i - 1] : 0,
+						.type_id = f };
+	}
+	if (proto < 0 || f < 0) {
+		btf__free(btf);
+		return proto < 0 ? proto : f;
+	}
+	fd = btf__load_into_kernel(btf);
+	if (!fd)
+		fd = btf__fd(btf);
+	if (fd >= 0)
+		fd = dup(fd);
+	btf__free(btf);
+	return fd;
+}
+
 static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 		     char *err, size_t errlen)
 {
@@ -168,8 +203,9 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	char name[BPF_OBJ_NAME_LEN], head[256];
 	enum bpf_prog_type ptype;
 	struct bpf_insn *insns;
+	struct bpf_func_info *finfo = NULL;
 	char *log;
-	int fd, e, ret;
+	int fd, e, ret, btf_fd = -1;
 
 	if (!prov) {
 		load_err(err, errlen, "probe %s: no provider", pname);
@@ -198,6 +234,21 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	if (pr->probe->attach_btf_id) {
 		opts.expected_attach_type = pr->probe->attach_type;
 		opts.attach_btf_id = pr->probe->attach_btf_id;
+	}
+	if (pr->nsubs) {
+		finfo = calloc(pr->nsubs + 1, sizeof(*finfo));
+		btf_fd = finfo ? btf_funcs_load(finfo, pr->sub_offs, pr->nsubs) :
+				 -ENOMEM;
+		if (btf_fd < 0) {
+			load_err(err, errlen, "probe %s: cannot load the BTF of its callbacks: %s",
+				 pname, strerror(-btf_fd));
+			ret = btf_fd;
+			goto out;
+		}
+		opts.prog_btf_fd = btf_fd;
+		opts.func_info = finfo;
+		opts.func_info_cnt = pr->nsubs + 1;
+		opts.func_info_rec_size = sizeof(finfo[0]);
 	}
 	/* Fast path without a log; only a failure pays for one. */
 	fd = bpf_prog_load(ptype, name, "GPL", insns, pr->ninsns,
@@ -235,6 +286,9 @@ static int load_prog(const struct gt_object *obj, struct gt_bpf_prog *pr,
 	free(log);
 	ret = -e;
 out:
+	if (btf_fd >= 0)
+		close(btf_fd);
+	free(finfo);
 	free(insns);
 	return ret;
 }

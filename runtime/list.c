@@ -220,6 +220,14 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 
 	if (cmd && !pid && check_target(cmd))
 		return 1;
+	/* -p PID with no pattern, '*' or '*:*': the process's own probes
+	 * only, no generic forms (bpftrace 0.17); its gpu: kernels too */
+	if (pid && (!pattern || !strcmp(pattern, "*") || !strcmp(pattern, "*:*"))) {
+		if (syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
+			return 1;
+		list_kernels(pid, NULL, NULL, verbose, out);
+		return 0;
+	}
 	ret = pattern ? list_kernel_probes(pattern, pid, verbose, out) : -1;
 	if (ret >= 0)
 		return ret;
@@ -234,9 +242,6 @@ int list_probes(const char *pattern, int pid, const char *cmd, bool verbose,
 			list_kernels(0, path, NULL, verbose, out);
 		return 0;
 	}
-	/* the process's own functions, as bpftrace 0.17 lists them */
-	if (pid && !pattern && syms_list_text("uprobe:*", pid, NULL, verbose, out) < 0)
-		return 1;
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		/* a target lists its kernels instead of the generic forms;
 		 * gpu:sample's when the pattern asks for them, not kernels */

@@ -20,6 +20,9 @@
 #include "compiler/sema.h"
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "lang/diag.h"
+#include "runtime/info.h"
+#include "runtime/btenv.h"
 #include "runtime/knames.h"
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
@@ -65,7 +68,12 @@ static void usage(FILE *f)
 	      "                 http://ADDR:PORT/metrics (ADDR 127.0.0.1)\n"
 	      "  --metrics-any  let --metrics take 0.0.0.0 or ::\n"
 	      "  -V, --version  version\n"
-	      "  -h, --help     this help\n", f);
+	      "  -h, --help     this help\n"
+	      "  -B MODE        output buffering: line (default), none, full\n"
+	      "  -k, -kk        warn when a map update or delete fails (-kk: a\n"
+	      "                 read of an absent key too)\n"
+	      "  --no-warnings  no warning messages\n"
+	      "  --info         what this system offers (kernel, GPU)\n", f);
 }
 
 /* Read all of F into a NUL-terminated malloc'd buffer. */
@@ -145,17 +153,18 @@ static int parse_pid(const char *s, int *pid)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (*end || !*s || errno) {
-		fprintf(stderr, "gputrace: pid '%s' is not a valid decimal number\n", s);
+		fprintf(stderr, "ERROR: pid '%s' is not a valid decimal number\n", s);
 		return -EINVAL;
 	}
 	if (v < 1 || v > max) {
-		fprintf(stderr, "gputrace: pid '%s' out of valid pid range [1,%ld]\n",
+		fprintf(stderr, "ERROR: pid '%s' out of valid pid range [1,%ld]\n",
 			s, max);
 		return -ERANGE;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld", v);
 	if (access(path, F_OK)) {
-		fprintf(stderr, "gputrace: pid %ld: no such process\n", v);
+		/* bpftrace 0.17 says "ERROR: : No such process" */
+		fprintf(stderr, "ERROR: pid %ld: No such process\n", v);
 		return -ESRCH;
 	}
 	*pid = v;
@@ -278,6 +287,8 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "timeline", required_argument, NULL, 'T' },
+		{ "no-warnings", no_argument, NULL, 'W' },
+		{ "info", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prog_text = NULL, *outfile = NULL, *fmt = "text", *cmd = NULL;
@@ -291,7 +302,8 @@ int main(int argc, char **argv)
 	struct agentctl *ac = NULL;
 	struct out o = { 0 };
 	bool dry_run = false, have_obj = false, list = false, have_ds = false;
-	bool unsafe = false;
+	bool unsafe = false, buffer_full = false;
+	int helper_check = 0;
 	unsigned dump = 0;
 	char *text = NULL, *dry_lib = NULL;
 	const char *const *cglobs = NULL;
@@ -304,7 +316,7 @@ int main(int argc, char **argv)
 	bool *host_maps = NULL;
 
 	setlocale(LC_CTYPE, "");
-	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:Vh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:lf:o:qvd:VhB:k", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			prog_text = optarg;
@@ -322,7 +334,7 @@ int main(int argc, char **argv)
 		case 'f':
 			fmt = optarg;
 			if (strcmp(fmt, "text") && strcmp(fmt, "json")) {
-				fprintf(stderr, "gputrace: invalid output format \"%s\"; valid formats: 'text', 'json'\n", fmt);
+				fprintf(stderr, "ERROR: Invalid output format \"%s\"\nValid formats: 'text', 'json'\n", fmt);
 				return 1;
 			}
 			break;
@@ -358,6 +370,25 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			sopts.metrics_any = true;
+			break;
+		case 'W':
+			diag_set_warnings(0);
+			break;
+		case 'k':	/* -k, -kk: bpftrace's helper checks */
+			helper_check++;
+			break;
+		case 'I':
+			return info_print(stdout, GT_VERSION) ? 1 : 0;
+		case 'B':
+			/* bpftrace's -B; records are flushed one by one
+			 * unless full */
+			if (!strcmp(optarg, "full")) {
+				buffer_full = true;
+			} else if (strcmp(optarg, "none") && strcmp(optarg, "line")) {
+				fputs("ERROR: USAGE: -B must be either 'line', 'full', or 'none'.\n",
+				      stderr);
+				return 1;
+			}
 			break;
 		case 'V':
 			printf("gputrace v%s\n", GT_VERSION);
@@ -403,6 +434,8 @@ int main(int argc, char **argv)
 			cmd = lpos[1];
 		return list_probes(pat, sopts.pid, cmd, sopts.verbose, stdout);
 	}
+	if (btenv_read())
+		return 1;
 	if (prog_text) {
 		src.name = "stdin";
 		src.text = prog_text;
@@ -412,7 +445,7 @@ int main(int argc, char **argv)
 		FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 
 		if (!f) {
-			fprintf(stderr, "gputrace: failed to open file '%s': %s\n",
+			fprintf(stderr, "ERROR: failed to open file '%s': %s\n",
 				path, strerror(errno));
 			return 1;
 		}
@@ -442,6 +475,7 @@ int main(int argc, char **argv)
 	}
 	o.fmt = strcmp(fmt, "json") ? OUT_TEXT : OUT_JSON;
 	o.f = stdout;
+	o.full = buffer_full;
 	o.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (outfile) {
 		o.f = fopen(outfile, "w");
@@ -519,7 +553,9 @@ int main(int argc, char **argv)
 		goto out;
 	if (dump & D_TYPES)
 		sema_dump(stderr, u);
-	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid };
+	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid,
+				 .map_keys_max = btenv.map_keys_max,
+				 .helper_check = helper_check };
 
 	have_obj = true;
 	if (cg_build(u, &copts, &obj))

@@ -166,7 +166,13 @@ void out_map_top(struct out *o, const struct out_map *m, uint32_t top,
 	else
 		out_text_map(o, &ord, div);
 	free(ord.v);
-	fflush(o->f);
+	out_flush(o);
+}
+
+void out_flush(struct out *o)
+{
+	if (!o->full)
+		fflush(o->f);
 }
 
 void out_map(struct out *o, const struct out_map *m)
@@ -179,7 +185,7 @@ void out_exit_begin(struct out *o)
 	FILE *f = o->blank ? o->blank : o->f;
 
 	/* bpftrace prints these in JSON mode too */
-	fflush(o->f);
+	out_flush(o);
 	fputs("\n\n", f);
 	fflush(f);
 }
@@ -194,7 +200,7 @@ static void message(struct out *o, const char *type, const char *text,
 	} else {
 		fwrite(text, 1, len, o->f);
 	}
-	fflush(o->f);
+	out_flush(o);
 }
 
 void out_printf(struct out *o, const char *text, size_t len)
@@ -217,7 +223,7 @@ void out_value(struct out *o, const struct out_val *v)
 		out_text_val(o->f, v);
 		fputc('\n', o->f);
 	}
-	fflush(o->f);
+	out_flush(o);
 }
 
 void out_attached(struct out *o, int nprobes)
@@ -228,7 +234,7 @@ void out_attached(struct out *o, int nprobes)
 	else
 		fprintf(o->f, "Attaching %d probe%s...\n", nprobes,
 			nprobes == 1 ? "" : "s");
-	fflush(o->f);
+	out_flush(o);
 }
 
 void out_lost(struct out *o, uint64_t n)
@@ -238,7 +244,7 @@ void out_lost(struct out *o, uint64_t n)
 			"\"data\": {\"events\": %llu}}\n", (unsigned long long)n);
 	else
 		fprintf(o->f, "Lost %llu events\n", (unsigned long long)n);
-	fflush(o->f);
+	out_flush(o);
 }
 
 char *out_val_str(const struct out_val *v)

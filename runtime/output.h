@@ -70,7 +70,11 @@ struct out {
 				 * goes; NULL: f (-o FILE: stdout, as bpftrace) */
 	enum out_format fmt;
 	bool utf8;		/* smload grid: Unicode blocks or ASCII */
+	bool full;		/* -B full: no flush after each record */
 };
+
+/* After a record: flushed at once, unless -B full. */
+void out_flush(struct out *o);
 
 /*
  * Hist bucket index, as bpftrace 0.17 computes it (and so as generated code

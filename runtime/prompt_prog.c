@@ -16,6 +16,7 @@
 
 #include "lang/ast.h"
 #include "probes/provider.h"
+#include "runtime/btenv.h"
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
 #include "runtime/maps.h"
@@ -446,7 +447,8 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 {
 	struct pr_gen *g = calloc(1, sizeof(*g));
 	struct sema_opts sem = { .target_pid = p->pid };
-	struct cg_opts copts = { .start_ns = p->start_ns };
+	struct cg_opts copts = { .start_ns = p->start_ns,
+				 .map_keys_max = btenv.map_keys_max };
 	struct program *prog = NULL;
 	char err[4096];
 	int base, ret = -EINVAL;

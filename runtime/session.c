@@ -14,6 +14,8 @@
 #include <bpf/libbpf.h>
 
 #include "probes/provider.h"
+#include "lang/diag.h"
+#include "runtime/btenv.h"
 #include "runtime/agentctl.h"
 #include "runtime/child.h"
 #include "runtime/fmt.h"
@@ -125,7 +127,7 @@ static void on_dev_printf(void *arg, uint32_t fmt, const void *args,
 	if (s->exiting)
 		return;
 	do_printf(s, &s->u->events[fmt], args);
-	fflush(s->o->f);
+	out_flush(s->o);
 }
 
 /* printf's text for the arguments at P: cat()'s path, system()'s command */
@@ -151,7 +153,8 @@ static char *render(const struct event_desc *ev, const uint8_t *p)
 	return text;
 }
 
-/* cat(): up to 10240 bytes of the file, as they are (bpftrace 0.17) */
+/* cat(): up to 10240 bytes of the file (BPFTRACE_CAT_BYTES_MAX), as
+ * they are (bpftrace 0.17) */
 static void do_cat(struct session *s, const char *path)
 {
 	char buf[4096];
@@ -163,9 +166,9 @@ static void do_cat(struct session *s, const char *path)
 			strerror(errno));
 		return;
 	}
-	while (total < 10240 &&
-	       (n = fread(buf, 1, sizeof(buf) < 10240 - total ?
-			  sizeof(buf) : 10240 - total, f)) > 0) {
+	while (total < btenv.cat_bytes_max &&
+	       (n = fread(buf, 1, sizeof(buf) < btenv.cat_bytes_max - total ?
+			  sizeof(buf) : btenv.cat_bytes_max - total, f)) > 0) {
 		out_printf(s->o, buf, n);
 		total += n;
 	}
@@ -217,6 +220,26 @@ static void do_join(struct session *s, const char *delim, const uint8_t *p,
 	free(text);
 }
 
+/* -k: "Failed to HELPER: ..." where the call is, as bpftrace words it */
+static void helper_error(struct session *s, const struct event_desc *ev,
+			 int64_t rc)
+{
+	if (s->o->fmt == OUT_JSON) {
+		fprintf(s->o->f, "{\"type\": \"helper_error\", \"helper\": \"%s\", \"retcode\": %lld, \"line\": %d, \"col\": %d}\n",
+			ev->fmt, (long long)rc, ev->loc.line, ev->loc.col);
+		out_flush(s->o);
+		return;
+	}
+	/* on the output, as bpftrace 0.17 */
+	if (rc < 0)
+		diag_warn_to(s->o->f, ev->loc, "Failed to %s: %s (%lld)", ev->fmt,
+			     strerror((int)-rc), (long long)rc);
+	else
+		diag_warn_to(s->o->f, ev->loc, "Failed to %s: %lld", ev->fmt,
+			     (long long)rc);
+	out_flush(s->o);
+}
+
 int session_on_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -249,6 +272,13 @@ int session_on_event(void *ctx, void *data, size_t size)
 		if (t)
 			out_time(s->o, t);
 		free(t);
+		break;
+	}
+	case EV_HELPER_ERR: {
+		int64_t rc;
+
+		memcpy(&rc, p, 8);
+		helper_error(s, ev, rc);
 		break;
 	}
 	case EV_PRINT_MAP:
@@ -305,7 +335,7 @@ int session_on_event(void *ctx, void *data, size_t size)
 		break;
 	}
 	}
-	fflush(s->o->f);
+	out_flush(s->o);
 	return 0;
 }
 
@@ -491,6 +521,12 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			strerror(errno));
 		goto out;
 	}
+	if ((uint64_t)obj->nprogs > btenv.max_probes) {
+		fprintf(stderr, "ERROR: Can't attach to %d probes because it exceeds the current limit of %llu probes.\n"
+			"You can increase the limit through the BPFTRACE_MAX_PROBES environment variable, but BE CAREFUL since a high number of probes attached can cause your system to crash.\n",
+			obj->nprogs, (unsigned long long)btenv.max_probes);
+		goto out;
+	}
 	/* the address is taken before any probe is attached */
 	if (opts->metrics && metrics_start(opts->metrics, opts->metrics_any,
 					   session_metrics_page, &s, &mx))
@@ -523,6 +559,13 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 			opts->child->pid = 0;
 			goto detach;
 		}
+	}
+	/* harnesses written for bpftrace wait for this line; bpftrace
+	 * 0.17-0.22 write it on stderr once every probe is in place and the
+	 * -c command runs (0.23 moved it to stdout) */
+	if (getenv("__BPFTRACE_NOTIFY_PROBES_ATTACHED")) {
+		fflush(stdout);
+		fputs("__BPFTRACE_NOTIFY_PROBES_ATTACHED\n", stderr);
 	}
 	pidfd = target_pidfd(opts);
 	while (!s.exiting && !interrupted && !target_gone(opts)) {

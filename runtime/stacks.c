@@ -111,6 +111,8 @@ char *stacks_sym(const struct type *t, const void *p)
 	uint64_t addr, pid;
 
 	memcpy(&addr, p, 8);
+	if (t->errstr)
+		return strdup(strerror((int)addr));
 	if (!t->user)
 		return symbolize_kernel(addr, false);
 	memcpy(&pid, (const char *)p + 8, 8);

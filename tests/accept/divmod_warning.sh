@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Acceptance: the warning bpftrace 0.17 gives for '/' and '%' on signed
-# operands (it divides as unsigned), at the same place and with the same
-# words, and none where bpftrace gives none (non-negative literals,
+# operands (it divides as unsigned), at the same place, in the same form
+# and with the same words, and none where bpftrace gives none (non-negative literals,
 # unsigned builtins, positional arguments).  Exit 0 pass, 1 fail, 77 skip.
 
 GT=${GPUTRACE:-build/gputrace}
@@ -16,9 +16,10 @@ fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/gt-divmod.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 
-# "LINE:COL message" of each warning (bpftrace adds "-END" to the column)
+# each warning as bpftrace prints it: "stdin:LINE:COL-END: WARNING: ...",
+# the source line and a '~' under the operator
 warnings() {
-	sed -n -E 's/^stdin:([0-9]+):([0-9]+)(-[0-9]+)?: (WARNING|warning): /\1:\2 /p' "$1"
+	grep -A2 -E '^stdin:[0-9]+:[0-9]+-[0-9]+: WARNING: ' "$1"
 }
 
 failed=0
@@ -42,6 +43,7 @@ BEGIN { printf("%d %d\n", 8 % 3, 9 / 2); exit(); }
 BEGIN { printf("%d\n", nsecs % 3 > 5); exit(); }
 BEGIN { printf("%d\n", $1 / 3); exit(); }
 BEGIN { $x = 5; $x %= 2; @y = 4; @y /= 2; exit(); }
+BEGIN { $x = -3; @s = (int32)$x; @c = @s % 10 + 7 / @s; exit(); }
 EOF_PROGS
 [ $failed -eq 0 ] && echo "ok: $n programs"
 exit $failed

@@ -49,7 +49,7 @@ for off in 1 5 9; do
 		--dry-run -e "uprobe:$T/f:insn_f+$off {}"
 done
 expect "offset past the end" 1 \
-	"error: offset outside the function bounds \\('insn_f' size is 11\\)" \
+	"error: Offset outside the function bounds \\('insn_f' size is 11\\)" \
 	--dry-run -e "uprobe:$T/f:insn_f+11 {}"
 grep -q '^ *\^$' "$T/err" || { echo "FAIL: no caret"; fails=$((fails + 1)); }
 
@@ -57,10 +57,13 @@ expect "unroll 0" 1 '^stdin:1:16: error: unroll minimum value is 1$' \
 	--dry-run -e 'BEGIN { unroll(0) { @x = 1; } }'
 expect "unroll 101" 1 '^stdin:1:16: error: unroll maximum value is 100$' \
 	--dry-run -e 'BEGIN { unroll(101) { @x = 1; } }'
-expect "-p word" 1 "^gputrace: pid '12x' is not a valid decimal number\$" -p 12x -e 'BEGIN {}'
-expect "-p range" 1 "^gputrace: pid '-5' out of valid pid range \\[1,4194304\\]\$" -p -5 -e 'BEGIN {}'
-expect "-p gone" 1 '^gputrace: pid 4194303: no such process$' -p 4194303 -e 'BEGIN {}'
-expect "no file" 1 "^gputrace: failed to open file '$T/none.bt': No such file or directory\$" "$T/none.bt"
-expect "-f" 1 "^gputrace: invalid output format \"xml\"; valid formats: 'text', 'json'\$" -f xml -e 'BEGIN {}'
+expect "-p word" 1 "^ERROR: pid '12x' is not a valid decimal number\$" -p 12x -e 'BEGIN {}'
+expect "-p range" 1 "^ERROR: pid '-5' out of valid pid range \\[1,4194304\\]\$" -p -5 -e 'BEGIN {}'
+expect "-p gone" 1 '^ERROR: pid 4194303: No such process$' -p 4194303 -e 'BEGIN {}'
+expect "no file" 1 "^ERROR: failed to open file '$T/none.bt': No such file or directory\$" "$T/none.bt"
+expect "-f" 1 "^ERROR: Invalid output format \"xml\"\$" -f xml -e 'BEGIN {}'
+grep -q "^Valid formats: 'text', 'json'\$" "$T/err" || { echo "FAIL: -f: no list of formats"; fails=$((fails + 1)); }
+expect "address" 1 "^stdin:1:[0-9]+: error: Could not resolve address: $T/f:0x1\$" \
+	--dry-run -e "uprobe:$T/f:1 {}"
 [ "$fails" -eq 0 ] || exit 1
 echo ok

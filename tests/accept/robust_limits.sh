@@ -59,11 +59,11 @@ printf 'gpu:kernel:vadd {\n  unroll(100) { unroll(100) { unroll(100) { unroll(10
 	>"$dir/dunroll.bt"
 run device_nested_unroll 1 'dunroll\.bt:2:[0-9]+: error: unroll makes the clause longer than 4096' "$dir/dunroll.bt"
 
-run shift_out_of_range 0 'stdin:1:16: warning: shift by 64' \
+run shift_out_of_range 0 'stdin:1:16-18: WARNING: shift by 64' \
 	-e 'BEGIN { @x = 1 << 64; @y = 1 >> -1; @z = 1 << 63; }'
-grep -q '1:30: warning: shift by -1' "$dir/err" ||
+grep -q '1:30-32: WARNING: shift by -1' "$dir/err" ||
 	{ echo "shift_out_of_range: no warning for -1"; failed=1; }
-[ "$(grep -c 'warning:' "$dir/err")" -eq 2 ] ||
+[ "$(grep -c 'WARNING:' "$dir/err")" -eq 2 ] ||
 	{ echo "shift_out_of_range: a warning for 63"; failed=1; }
 
 exit $failed

@@ -116,6 +116,17 @@ done
 grep -q "^$sum\$" "$T/tloop.out" && ok "results identical under a while loop" ||
 	bad "results identical under a while loop" "checksum differs"
 
+# for ($i : A..B) (bpftrace 0.23) is a while loop for the device too:
+# B - A rounds per thread, the bound read per thread (tid % 4 .. 4)
+run floop 'gpu:kernel:vadd { for ($i : threadIdx.x % 4..4) { @f = count(); @g[$i] = count(); } }' "$P vadd $N $ITERS"
+expect_eq "for range: count = (4+3+2+1)/4 x ITERS x threads" "$(val "$T/floop.out" @f)" $((threads / 4 * 10))
+for k in 0 1 2 3; do
+	expect_eq "for range: @g[$k] = ($k + 1)/4 x ITERS x threads" \
+		"$(sed -n "s/^@g\\[$k\\]: //p" "$T/floop.out")" $((threads / 4 * (k + 1)))
+done
+grep -q "^$sum\$" "$T/floop.out" && ok "results identical under a for loop" ||
+	bad "results identical under a for loop" "checksum differs"
+
 # launch-to-start latency: microseconds to milliseconds, never negative
 run lat 'gpu:warp:vadd { @lat = hist(gtime - launch_ns); @neg = sum(gtime < launch_ns); }' "$P vadd $N $ITERS"
 expect_eq "gtime - launch_ns never negative" "$(val "$T/lat.out" @neg)" 0
