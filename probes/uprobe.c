@@ -389,6 +389,13 @@ static int up_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 	long type, bit = 0;
 	int pfd, e;
 
+	/* a probe on the agent library (cuda:complete, gpu:sample) with -c:
+	 * the agent is preloaded into the command and every process it
+	 * starts (launchers, torchrun's ranks), and only they map it */
+	if (provider_target_cmd && provider_agent_lib && p->path &&
+	    !strcmp(p->path, provider_agent_lib))
+		pid = -1;
+
 	if (!p->path) {
 		snprintf(err, errlen, "%s: not parsed", p->name);
 		return -EINVAL;

@@ -48,7 +48,9 @@ void uprobe_check_fires(const struct probe *p)
 	bool empty;
 	int r;
 
-	if (p->target_pid <= 0 || !p->path || stat(p->path, &st))
+	/* -c: the command is held before its exec, its maps are ours yet */
+	if (provider_target_cmd || p->target_pid <= 0 || !p->path ||
+	    stat(p->path, &st))
 		return;
 	for (int i = 0; i < nsaid; i++)
 		if (!strcmp(said[i], p->path))

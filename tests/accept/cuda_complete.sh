@@ -60,4 +60,14 @@ LD_LIBRARY_PATH=$T GPUTRACE_AGENT_LIB=$AGENT timeout -k 2 30 "$GT" -q -c true \
 	{ cat "$T/err"; fail "gputrace -c true"; }
 grep -q 'WARNING: the target launched no CUDA kernel .*: no cuda:complete probe could fire' "$T/err" &&
 	! grep -q 'gpu:' "$T/err" || { cat "$T/err"; fail "the warning without CUDA"; }
+
+# a command that starts two CUDA processes (a launcher, as torchrun):
+# each has the agent, and each one's runs are counted under its pid
+LD_LIBRARY_PATH=$T HOOKPROG_GRAPH=1 GPUTRACE_AGENT_LIB=$AGENT \
+	timeout -k 2 30 "$GT" -q -c "sh -c '$T/prog $T/vadd.fatbin $VADD $GLOBAL >/dev/null; $T/prog $T/vadd.fatbin $VADD $GLOBAL >/dev/null'" \
+	-e 'cuda:complete { @runs = count(); @p[pid] = count(); }' >"$T/out" 2>"$T/err" </dev/null ||
+	{ cat "$T/err"; fail "gputrace -c sh -c 'prog; prog'"; }
+grep -qx '@runs: 18' "$T/out" && [ "$(grep -c '^@p\[[0-9]*\]: 9$' "$T/out")" = 2 ] &&
+	! grep -q 'cannot fire' "$T/err" ||
+	{ cat "$T/out" "$T/err"; fail "two processes of one command"; }
 exit 0
