@@ -19,7 +19,7 @@ for k in triton36_add_kernel:add_kernel \
 	 inductor_gelu_layer_norm:triton_per_fused_gelu_native_layer_norm_0; do
 	f=tests/cubin/${k%%:*}.cubin n=${k#*:}
 	"$GT" -l 'gpu:*' "./$f" >"$T/l" 2>&1 || fail "-l $f"
-	printf 'gpu:kernel:%s\ngpu:warp:%s\n' "$n" "$n" | cmp -s - "$T/l" ||
+	printf 'gpu:kernel:%s\ngpu:warp:%s\ngpu:mem:%s\n' "$n" "$n" "$n" | cmp -s - "$T/l" ||
 		{ cat "$T/l"; fail "-l $f: not listed as instrumentable"; }
 	"$GT" --dry-run -d ptx -e "gpu:warp:$n { @w = count(); }
 gpu:kernel:$n:exit { @e = hist(duration); } gpu:kernel:$n { @k[kernel] = count(); }" \
