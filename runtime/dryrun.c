@@ -288,17 +288,6 @@ static void no_match(const struct device_set *ds, const char *binary)
 	fputc('\n', stderr);
 }
 
-/*
- * The PTX images that hold a matched kernel, each with its number among
- * the binary's PTX images: the others are neither kept nor spliced.
- */
-struct keep {
-	const struct device_set *ds;
-	struct fatbin_ptx_list pl;
-	int *idx;
-	int seen;
-};
-
 static int any_probe_matches(const char *name, void *arg)
 {
 	const struct device_set *ds = arg;
@@ -309,15 +298,73 @@ static int any_probe_matches(const char *name, void *arg)
 	return 0;
 }
 
+/*
+ * The PTX images that hold a matched kernel, each with its number among
+ * the binary's PTX images: the others are neither kept nor spliced.  A
+ * cubin's .nv_debug_ptx_txt is kept only for a matched kernel that no
+ * PTX entry of the binary holds (nvcc -lineinfo with code=[sm,compute]
+ * gives both, the agent uses the PTX entry): the second walk.
+ */
+struct keep {
+	const struct device_set *ds;
+	struct fatbin_ptx_list pl;
+	int *idx;
+	int seen;
+	bool cubins;		/* this walk: the cubins' PTX only */
+	char **have;		/* matched kernels the PTX entries hold */
+	size_t nhave;
+};
+
+/* Matched NAME held by a kept PTX entry (first walk: noted). */
+static int note_have(const char *name, void *arg)
+{
+	struct keep *k = arg;
+	char **v;
+
+	if (!any_probe_matches(name, (void *)k->ds))
+		return 0;
+	v = realloc(k->have, (k->nhave + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	k->have = v;
+	if (!(v[k->nhave] = strdup(name)))
+		return -ENOMEM;
+	k->nhave++;
+	return 0;
+}
+
+/* A matched NAME that no PTX entry holds: 1. */
+static int not_had(const char *name, void *arg)
+{
+	struct keep *k = arg;
+
+	if (!any_probe_matches(name, (void *)k->ds))
+		return 0;
+	for (size_t i = 0; i < k->nhave; i++)
+		if (!strcmp(k->have[i], name))
+			return 0;
+	return 1;
+}
+
 static int keep_matched(const struct fatbin_entry *e, void *arg)
 {
 	struct keep *k = arg;
-	int *v;
+	int *v, r;
 
 	k->seen++;
-	if (fatbin_ptx_kernels((const char *)e->data, e->size,
-			       any_probe_matches, (void *)k->ds) != 1)
+	if (e->from_cubin != k->cubins)
 		return 0;
+	if (k->cubins)
+		r = fatbin_ptx_kernels((const char *)e->data, e->size, not_had,
+				       k);
+	else
+		r = fatbin_ptx_kernels((const char *)e->data, e->size,
+				       any_probe_matches, (void *)k->ds);
+	if (r != 1)
+		return 0;
+	if (!k->cubins && (r = fatbin_ptx_kernels((const char *)e->data,
+						   e->size, note_have, k)) < 0)
+		return r;
 	v = realloc(k->idx, (k->pl.n + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -373,11 +420,21 @@ int dryrun_ptx(const struct device_set *ds, const char *binary, bool all,
 	print_probes(ds, all, out);
 	r = fatbin_elf_foreach_kind(binary, FATBIN_KIND_PTX | FATBIN_CUBIN_PTX,
 				    keep_matched, &kp, err, sizeof(err));
+	if (r >= 0) {
+		kp.seen = 0;
+		kp.cubins = true;
+		r = fatbin_elf_foreach_kind(binary,
+					    FATBIN_KIND_PTX | FATBIN_CUBIN_PTX,
+					    keep_matched, &kp, err, sizeof(err));
+	}
 	if (r < 0)
 		fprintf(stderr, "gputrace: %s: %s\n", binary, err);
 	for (size_t i = 0; r >= 0 && i < kp.pl.n; i++)
 		splice_image(ds, binary, &kp.pl.v[i], kp.idx[i], out);
 	fatbin_ptx_list_free(&kp.pl);
 	free(kp.idx);
+	for (size_t i = 0; i < kp.nhave; i++)
+		free(kp.have[i]);
+	free(kp.have);
 	return r < 0 ? r : 0;
 }

@@ -52,6 +52,7 @@ static const struct {
 	{ "cuda:sync", "duration retval" },
 	{ "cuda:graph", "stream" },
 	{ "cuda:complete", "kernel duration queued stream gridDim.x gridDim.y gridDim.z blockDim.x blockDim.y blockDim.z gpu" },
+	{ "gpu:sample", "kernel pc stall samples gpu" },
 	{ "gpu:", "kernel launch launch_ns gtime clock gpu smid nsmid warpid laneid blockIdx.x blockIdx.y blockIdx.z threadIdx.x threadIdx.y threadIdx.z blockDim.x blockDim.y blockDim.z gridDim.x gridDim.y gridDim.z pid probe argN" },
 };
 
@@ -74,6 +75,11 @@ static void form_lines(const char *line, bool args_known, FILE *out)
 		}
 		if (!strncmp(line, "gpu:warp:", 9))
 			fputs("    lanes\n", out);
+		if (!strncmp(line, "gpu:mem", 7))
+			fputs("    lanes\n    addr\n    size\n    store\n"
+			      "    sectors\n    insn\n    line\n", out);
+		if (!strncmp(line, "gpu:mem", 7) && strstr(line, ":shared"))
+			fputs("    conflicts\n", out);
 		if (!strncmp(line, "gpu:", 4) && strstr(line, ":exit"))
 			fputs("    duration\n", out);
 		return;

@@ -23,8 +23,9 @@ cat "$T/cuda" "$T/gpu" | while IFS= read -r l; do
 	"    "*)	b=${l#    }
 		[ "$b" = argN ] && b=arg0
 		form=$(echo "$form" | sed 's/GLOB/k/')
-		# cuda:complete and GLOBs need a target; a dry run does not start it
-		c=; case $form in cuda:complete*|cuda:*:k) c=/bin/true ;; esac
+		# cuda:complete, gpu:sample and GLOBs need a target; a dry run
+		# does not start it
+		c=; case $form in cuda:complete*|cuda:*:k|gpu:sample*) c=/bin/true ;; esac
 		out=$(LD_LIBRARY_PATH=$FAKE "$GT" --dry-run ${c:+-c "$c"} -e "$form { @x[$b] = count(); }" 2>&1) ||
 			{ echo "FAIL: -lv lists $b under $form, which refuses it: $out"; echo x >>"$T/bad"; } ;;
 	*)	form=$l ;;

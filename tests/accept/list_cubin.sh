@@ -33,6 +33,8 @@ check() {	# check WHAT WANT: $T/out must be WANT
 "$GT" -l 'gpu:*' "$T/li.cubin" 2>"$T/err" | sort >"$T/out"
 check "-l, -lineinfo cubin" "gpu:kernel:uses_global
 gpu:kernel:vadd
+gpu:mem:uses_global
+gpu:mem:vadd
 gpu:warp:uses_global
 gpu:warp:vadd"
 "$GT" -l 'gpu:kernel:*' "$T/li.o" 2>"$T/err" | sort >"$T/out"
@@ -41,6 +43,8 @@ gpu:kernel:vadd"
 "$GT" -l 'gpu:*' "$T/plain.cubin" 2>"$T/err" | sort >"$T/out"
 check "-l, cubin without -lineinfo" "gpu:kernel:uses_global (SASS only: sm_90)
 gpu:kernel:vadd (SASS only: sm_90)
+gpu:mem:uses_global (SASS only: sm_90)
+gpu:mem:vadd (SASS only: sm_90)
 gpu:warp:uses_global (SASS only: sm_90)
 gpu:warp:vadd (SASS only: sm_90)"
 "$GT" -l 'gpu:warp:*' "$T/triton.cubin" >"$T/out" 2>"$T/err"
