@@ -107,6 +107,9 @@ int agent_config_write(const struct agent_config *c, const char *path)
 					in->imm);
 			}
 		}
+		fprintf(f, "hglobs %d\n", c->nhglobs);
+		for (int i = 0; i < c->nhglobs; i++)
+			put_blob(f, "glob", c->hglobs[i]);
 	}
 	fputs("end\n", f);
 	if (fflush(f) || ferror(f))
@@ -284,6 +287,16 @@ static int read_hprogs(struct rd *r, struct agent_config *c)
 			p->ninsns++;
 		}
 	}
+	if (numbers(r, "hglobs", 1, v, 0, AGENT_MAX_HGLOBS))
+		return -EINVAL;
+	if (v[0] && !(c->hglobs = calloc(v[0], sizeof(*c->hglobs))))
+		return -ENOMEM;
+	for (long long n = v[0]; c->nhglobs < n; c->nhglobs++) {
+		int err = blob(r, "glob", &c->hglobs[c->nhglobs]);
+
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -441,5 +454,8 @@ void agent_config_free(struct agent_config *c)
 		free(c->hprogs[i].insns);
 	free(c->hprogs);
 	free(c->hmaps);
+	for (int i = 0; i < c->nhglobs; i++)
+		free(c->hglobs[i]);
+	free(c->hglobs);
 	memset(c, 0, sizeof(*c));
 }

@@ -114,8 +114,12 @@ struct agent_config {
 	struct agent_hmap *hmaps;
 	int nhprogs;
 	struct agent_hprog *hprogs;
+	int nhglobs;			/* cuda:launch:GLOBs, bit i each in
+					 * .cuda_names' bits (the filter's) */
+	char **hglobs;
 };
 
+#define AGENT_MAX_HGLOBS	30	/* below .cuda_names' agent bit (30) */
 #define AGENT_MAX_COMPLETES	64	/* one bit each in the record; the
 					 * tracer uses 30 (CUDA_MAX_GLOBS) */
 

@@ -146,7 +146,8 @@ static int copy_host(const struct agent_config *h, struct agent_config *c)
 			return -ENOMEM;
 		memcpy(d->insns, s->insns, s->ninsns * sizeof(*d->insns));
 	}
-	return 0;
+	return copy_globs(&c->hglobs, &c->nhglobs,
+			  (const char *const *)h->hglobs, h->nhglobs);
 }
 
 int agentctl_build(const struct unit *u, const struct device_set *ds,

@@ -131,7 +131,6 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 			  bool printf_only, char *why, size_t len)
 {
 	const struct probe *p = prog->probe;
-	const struct cuda_priv *pv = p->priv;
 	struct hbpf_map *maps = calloc(nmaps + 1, sizeof(*maps));
 	struct hbpf_prog hp = {
 		.insns = prog->insns, .n = prog->ninsns, .maps = maps,
@@ -146,10 +145,6 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 	}
 	if (entry_of(p->func) < 0) {
 		snprintf(why, len, "the agent has no hook on %s yet", p->func);
-		goto out;
-	}
-	if (pv && pv->glob) {
-		snprintf(why, len, "kernel name GLOBs are matched by the kernel path");
 		goto out;
 	}
 	for (int j = 0; j < nmaps; j++) {
@@ -275,6 +270,16 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 			fprintf(stderr, "gputrace: %s@%s runs in the agent\n",
 				p->name, p->func);
 		n++;
+	}
+	/* the GLOBs in bit order: the agent matches them itself */
+	if (n && sh->nglobs) {
+		hc->hglobs = calloc(sh->nglobs, sizeof(*hc->hglobs));
+		if (!hc->hglobs)
+			return -ENOMEM;
+		for (; hc->nhglobs < sh->nglobs; hc->nhglobs++)
+			if (!(hc->hglobs[hc->nhglobs] =
+			      strdup(sh->globs[hc->nhglobs])))
+				return -ENOMEM;
 	}
 	return n;
 }

@@ -17,13 +17,30 @@
 
 #include "runtime/kname_fold.h"
 
-/* The index just past the bracket that closes the one at S[I]. */
+static bool starts(const char *s, const char *w);
+static size_t op_len(const char *s);
+
+/*
+ * The index just past the bracket that closes the one at S[I].  An
+ * operator's symbol (&cmp::operator<, operator()) and "->" (decltype)
+ * inside are not brackets: counted as such, the group would end early
+ * and most of the name stay.
+ */
 static size_t skip_group(const char *s, size_t i)
 {
 	int depth = 0;
 
 	for (; s[i]; i++) {
 		char c = s[i];
+
+		if (depth && starts(s + i, "operator") && op_len(s + i + 8)) {
+			i += 8 + op_len(s + i + 8) - 1;
+			continue;
+		}
+		if (depth && c == '-' && s[i + 1] == '>') {
+			i++;
+			continue;
+		}
 
 		if (c == '<' || c == '(' || c == '[' || c == '{')
 			depth++;

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <asm/ptrace.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,8 @@ struct hset {
 	uint32_t *entry;
 	int nprogs;
 	bool by_entry[AGENT_HE_END_];
+	char **globs;			/* cuda:launch:GLOBs, bit i each */
+	int nglobs;
 };
 
 static struct hset *cur;
@@ -236,6 +239,39 @@ static void tell_name(const struct agent_kernel *k, uint64_t h)
 	pthread_mutex_unlock(&host_lock);
 }
 
+/*
+ * The bits of the session's cuda:launch:GLOBs that kernel K matches,
+ * which the kernel path takes from the fatbins' names: matched here, as
+ * probes/cuda_names.c's cuda_glob_bits() matches (the mangled name or
+ * the tracer's base name), at
+ * the kernel's first sight, so kernels loaded from memory (Triton,
+ * NVRTC, cuModuleLoadData) match too.  Kept in K, tagged with the
+ * session (a -p re-attach brings other GLOBs); two threads may both
+ * compute it, with the same result.
+ */
+static uint64_t glob_bits(const struct agent_kernel *k)
+{
+	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	uint64_t *c = (uint64_t *)&k->hbits;
+	uint64_t tag = (uint64_t)(uint32_t)(me_gen + 1) << 32;
+	uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	char *base;
+
+	if (!h || !h->nglobs)
+		return 0;
+	if ((v & ~0xffffffffull) == tag)
+		return v & 0xffffffffull;
+	base = agent_dmgl_base(k->mangled);
+	v = 0;
+	for (int i = 0; i < h->nglobs; i++)
+		if (!fnmatch(h->globs[i], k->mangled, 0) ||
+		    (base && !fnmatch(h->globs[i], base, 0)))
+			v |= 1ull << i;
+	free(base);
+	__atomic_store_n(c, tag | v, __ATOMIC_RELAXED);
+	return v;
+}
+
 /* .cuda_names[handle]: the kernel's key and bits, as the kernel path's */
 static void *names_lookup(struct hthread *t, uint64_t handle)
 {
@@ -257,6 +293,7 @@ static void *names_lookup(struct hthread *t, uint64_t handle)
 		return NULL;
 	memset(t->names[c].val, 0, NAMES_VALUE);
 	kname_key(t->names[c].val, 64, k->mangled);
+	bits = glob_bits(k);
 	if (!strncmp(k->mangled, KNAME_AGENT_PREFIX,
 		     strlen(KNAME_AGENT_PREFIX)))
 		bits |= 1ull << BIT_AGENT;
@@ -530,6 +567,15 @@ void agent_host_init(void)
 		h->entry[h->nprogs++] = c->hprogs[i].entry;
 		h->by_entry[c->hprogs[i].entry] = true;
 	}
+	/* ours too, as the programs */
+	h->globs = calloc(c->nhglobs + 1, sizeof(*h->globs));
+	for (int i = 0; h->globs && i < c->nhglobs && i < AGENT_MAX_HGLOBS; i++)
+		if ((h->globs[h->nglobs] = strdup(c->hglobs[i])))
+			h->nglobs++;
+		else
+			break;
+	if (h->nglobs < c->nhglobs)
+		agent_report("out of memory: cuda:launch GLOBs match nothing");
 	agent_debug("%d host clauses run in the agent", h->nprogs);
 	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
 }

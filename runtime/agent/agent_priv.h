@@ -431,6 +431,8 @@ struct agent_kernel {
 	CUcontext busy;		/* being instrumented for this context */
 	int told;		/* -p: KHANDLE 0 not sent, 1 sent, 2 ACKed */
 	int id;			/* kernel id (names table index), -1: none */
+	uint64_t hbits;		/* agent_host.c: session << 32 | the
+				 * cuda:launch:GLOBs it matches */
 	struct agent_inst *_Atomic insts;
 	struct agent_kernel *all_next;
 };
@@ -592,6 +594,8 @@ void agent_timeline_close(void) AGENT_HIDDEN;
 /* libcupti, opened as the target's CUDA install has it; NULL: none. */
 void *agent_cupti_open(void) AGENT_HIDDEN;
 /* Bit i: GLOBS[i] matches MANGLED or its demangled base name (N <= 64). */
+/* agent_dmgl.c: MANGLED's base name as the tracer demangles it, or NULL */
+char *agent_dmgl_base(const char *mangled) AGENT_HIDDEN;
 uint64_t agent_glob_bits(const char *mangled, char *const *globs, int n)
 	AGENT_HIDDEN;
 

@@ -6,6 +6,7 @@
 # files compile to nothing, so the tracer never exports our dlsym/cu*
 # wrappers).  zstd and lz4 are linked statically (their Debian archives
 # are PIC) and hidden, so the target's own copies are not interposed;
+# so is libiberty's demangler (agent_dmgl.c: the tracer's base names);
 # libelf is not needed: the agent reads images from memory.
 # -Bsymbolic-functions: our wrappers' addresses are our own even when we
 # are dlopened behind libcuda (-p), whose exports come first in the
@@ -29,7 +30,7 @@ AGENT_OPT ?= -O2 -g
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -MMD -MP -I. -I$(AGENT_CUDA_INC) -fPIC \
 	-fvisibility=hidden -DGT_AGENT_SO
-AGENT_LIBS := -Wl,-Bstatic -lzstd -llz4 -Wl,-Bdynamic -ldl -lpthread
+AGENT_LIBS := -Wl,-Bstatic -lzstd -llz4 -liberty -Wl,-Bdynamic -ldl -lpthread
 # -p's inline hooks decode x86 with Zydis (libzydis-dev).  Debian packages
 # no static libZydis, so the agent dlopens it when it is injected: a copy
 # goes next to the agent (carry it with the agent to a machine without

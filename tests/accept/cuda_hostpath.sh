@@ -6,7 +6,8 @@
 # the clause can have, predicates and variables, on the toolkit's stub
 # and on the fake driver (kernel names); -v says which clause runs where;
 # printf from the agent prints the same lines, and loses none at 100,000
-# launches a second or says exactly how many it lost; a clause the agent
+# launches a second or says exactly how many it lost; cuda:launch:GLOB
+# clauses match the same kernels on both paths; a clause the agent
 # cannot run (an exit() event) stays on its uprobe; 10 threads launching
 # 100,000 times each are counted exactly, and so is print(@); clear(@)
 # every 300 ms while threads launch; and the other cuda: tests pass on
@@ -66,6 +67,22 @@ grep -q '^@k\[gt::vadd<int>, cuda:launch\]: 14$' "$T/out" ||
 	{ echo "no kernel names:"; cat "$T/out"; exit 1; }
 both "$stub" "$PROG2"
 both "$FAKE" "$PROG2"
+
+# cuda:launch:GLOB: the agent matches the names itself, with the kernel
+# path's bits for every kernel of the workload's fatbins
+PROG4='cuda:launch { @[kernel] = count(); }
+cuda:launch:gt::* { @g[kernel] = count(); }
+cuda:launch:vadd { @v = count(); }
+cuda:launch:_Z4vadd* { @m[gridDim.x] = count(); }
+cuda:launch:reduce* { @r[probe] = sum(blockDim.x); }
+cuda:launch:_ZN2hz*IdLi3E* { @d[kernel] = count(); }
+cuda:launch:__gputrace* { @agent = count(); }
+cuda:launch:nomatch* { @x = count(); }'
+both "$FAKE" "$PROG4"
+grep -q '^gputrace: cuda:launch:gt::\*@cuLaunchKernel runs in the agent$' "$T/err" ||
+	{ echo "-v: GLOB clause not in the agent:"; cat "$T/err"; exit 1; }
+grep -q '^@g\[gt::vadd<int>\]: 14$' "$T/out" && grep -q '^@v: 4$' "$T/out" ||
+	{ echo "GLOBs matched nothing:"; cat "$T/out"; exit 1; }
 
 # printf from the agent: the same lines, in order
 PROG3='cuda:launch /gridDim.x == 16 || gridDim.x == 2/ {

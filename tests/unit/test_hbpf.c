@@ -358,11 +358,13 @@ static void test_config(void)
 		{ AGENT_HM_AGG, 0, 16, 8, true }, { AGENT_HM_NAMES, 0, 8, 72, false },
 	};
 	struct agent_hprog hp = { AGENT_HE_EX, 2, insns };
+	char *globs[] = { "triton_*", "at::native::*" };
 	struct devrt_map_desc md = { .kind = DEVRT_K_COUNT, .key_size = 8,
 				     .nshards = 1, .capacity = 4 };
 	struct agent_config c = {
 		.nmaps = 1, .maps = &md, .decls = "", .nhmaps = 2,
 		.hmaps = hm, .nhprogs = 1, .hprogs = &hp,
+		.nhglobs = 2, .hglobs = globs,
 	}, back;
 	int fd = mkstemp(path), ok;
 
@@ -377,8 +379,10 @@ static void test_config(void)
 	      back.hmaps[0].key_size == 16 && back.hmaps[1].role == AGENT_HM_NAMES &&
 	      back.nhprogs == 1 && back.hprogs[0].entry == AGENT_HE_EX &&
 	      back.hprogs[0].ninsns == 2 &&
-	      !memcmp(back.hprogs[0].insns, insns, sizeof(insns)),
-	      "config/host programs read back");
+	      !memcmp(back.hprogs[0].insns, insns, sizeof(insns)) &&
+	      back.nhglobs == 2 && !strcmp(back.hglobs[0], "triton_*") &&
+	      !strcmp(back.hglobs[1], "at::native::*"),
+	      "config/host programs and GLOBs read back");
 	if (ok)
 		agent_config_free(&back);
 	/* an AGG map past the config's maps is refused */

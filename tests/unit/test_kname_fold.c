@@ -39,6 +39,21 @@ static const char *const cases[][2] = {
 	{ "unsigned int helper(float)", "helper" },
 	{ "f(int)::{lambda()#1}::operator()() const", "f(...)::{lambda#1}::operator()" },
 	{ "g()::{lambda(float)#3}::operator()", "g()::{lambda#3}::operator()" },
+	/* template-free names stay whole, however long (cuBLAS's) */
+	{ "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+	  "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas" },
+	/* PyTorch 2.11's longest (ml_train.sh), lambdas inside the
+	 * template arguments */
+	{ "at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4, at::native::templates::cuda::normal_and_transform<float, float, at::CUDAGeneratorImpl*, at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl*>(at::TensorBase const&, double, double, at::CUDAGeneratorImpl*)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}>(at::TensorIteratorBase&, at::CUDAGeneratorImpl*, at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl*>(at::TensorBase const&, double, double, at::CUDAGeneratorImpl*)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1})::{lambda(curandStatePhilox4_32_10*)#2}, at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl*>(at::TensorBase const&, double, double, at::CUDAGeneratorImpl*)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}>",
+	  "at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<...>" },
+	{ "at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#6}::operator()() const::{lambda(double)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >",
+	  "at::native::unrolled_elementwise_kernel<...>" },
+	{ "at::native::reduce_kernel<512, 1, at::native::ReduceOp<bool, at::native::func_wrapper_t<bool, at::native::and_kernel_cuda(at::TensorIterator&)::{lambda()#1}::operator()() const::{lambda()#12}::operator()() const::{lambda(bool, bool)#1}>, unsigned int, bool, 4, 4> >",
+	  "at::native::reduce_kernel<...>" },
+	/* operators and -> inside template arguments are not brackets */
+	{ "void k<&cmp::operator<, 2>(int)", "k<...>" },
+	{ "void k<&cmp::operator>>, 2>::run(int)", "k<...>::run" },
+	{ "void k<decltype (((int*)0)->x), 1>(int)", "k<...>" },
 	{ "", "" },
 };
 

@@ -11,6 +11,8 @@ deterministic algorithms; then a CUDA graph of the forward pass replayed
 Machine-readable lines:
   loss STEP HEX            the step's loss, float.hex(): bit-exact
   capture_stream HANDLE    the stream the graph was captured on
+  capture_window T0 T1     CLOCK_MONOTONIC ns (gputrace's nsecs) just
+                           after the capture began, just before it ended
   graph_out HEX            checksum of the graph's last output
   triton gt_add_kernel launches K grid G warps W
   add ok                   the Triton sums equal torch's
@@ -78,8 +80,15 @@ def graph(model, x, replays):
         cap = torch.cuda.Stream()
         print(f"capture_stream {cap.cuda_stream}", flush=True)
         g = torch.cuda.CUDAGraph()
+        # the capture window: torch.cuda.graph launches on CAP before
+        # cudaStreamBeginCapture and after cudaStreamEndCapture too (its
+        # RNG state's fills), which are not nodes; inside the block every
+        # launch on CAP is one
         with torch.cuda.graph(g, stream=cap):
+            t0 = time.monotonic_ns()
             out = model(x)
+            t1 = time.monotonic_ns()
+        print(f"capture_window {t0} {t1}", flush=True)
         for _ in range(replays):
             g.replay()
         torch.cuda.synchronize()
