@@ -95,6 +95,7 @@ int device_lower(const struct unit *u, const struct gt_object *obj,
 			/* inline below: entry updates can wait for the exit;
 			 * a gpu:mem clause runs many times per thread */
 			.defer = !p->probe->retprobe && !p->probe->mem,
+			.mem = p->probe->mem,
 		};
 
 		if (!p->probe->prov->device)

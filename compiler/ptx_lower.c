@@ -75,6 +75,8 @@ static void prologue(struct pl_ctx *c)
 	int k = c->opts->index;
 	bool warp = c->opts->mode == PL_WARP;
 
+	if (warp && c->opts->mem)
+		c->mem |= 1u << PL_MEM_MASK;
 	pl_printf(b, ".func __gt_probe_%d(.param .u64 __gt_pctx, "
 		  ".param .u64 __gt_pt0", k);
 	for (int w = 1; w < DEVRT_PWORDS; w++)
@@ -107,8 +109,13 @@ static void prologue(struct pl_ctx *c)
 		pl_printf(b, "\tmov.pred %%gt_d%d_%dp, 0;\n", k, d);
 	if (warp) {
 		/* the lowest active lane runs the clause for the warp */
-		pl_printf(b, "\tactivemask.b32 %%u0;\n"
-			  "\tbrev.b32 %%u1, %%u0;\n"
+		if (c->opts->mem)
+			pl_printf(b, "\tld.param.u64 %%r0, [__gt_pm%s];\n"
+				  "\tcvt.u32.u64 %%u0, %%r0;\n",
+				  pl_mem_names[PL_MEM_MASK]);
+		else
+			pl_printf(b, "\tactivemask.b32 %%u0;\n");
+		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
 			  "\tmov.u32 %%u2, %%laneid;\n"
 			  "\tsetp.ne.u32 %s, %%u2, %%u1;\n",
@@ -380,7 +387,7 @@ char *pl_call_text(const struct pl_func *f)
 }
 
 const char *const pl_mem_names[PL_MEM_N] = {
-	"addr", "size", "store", "sect", "insn", "line", "conf",
+	"addr", "size", "store", "sect", "insn", "line", "conf", "mask",
 };
 
 bool pl_runtime_available(void)

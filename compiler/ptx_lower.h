@@ -33,6 +33,8 @@ struct pl_opts {
 	 * updates are applied at the thread's exit by pl_func.flush.
 	 */
 	bool defer;
+	/* a gpu:mem clause (PL_WARP): elect from the site's mask */
+	bool mem;
 };
 
 /* Words of the launch parameter (gpucode/agent_proto.h) a probe reads. */
@@ -78,7 +80,15 @@ void pl_func_free(struct pl_func *f);
  * of the probe function, placeholder %gt_m<NAME> of the splicer
  * (gpucode/ptx_mem.c), indexed by GT_DH_MEM_* - GT_DH_MEM_ADDR.
  */
-#define PL_MEM_N 7
+#define PL_MEM_N 8
+/*
+ * Not a builtin: the site's lane mask (the splicer's %gt_mm, read once
+ * before the site's clauses), from which a gpu:mem clause elects its
+ * lane.  A clause's own activemask would see only the lanes that got
+ * there together: lanes that skipped an earlier clause may run ahead
+ * and elect a second lane (docs/ptx-splice.md, "Memory instructions").
+ */
+#define PL_MEM_MASK 7
 extern const char *const pl_mem_names[PL_MEM_N];
 
 /*

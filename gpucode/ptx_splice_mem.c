@@ -97,7 +97,6 @@ static void mem_own_addr(struct sb *b, const struct ptx_mem_site *s)
 static void mem_figures(struct job *j, struct sb *b, bool sect, bool conf,
 			bool addr)
 {
-	sb_str(b, "\tactivemask.b32 \t%gt_mm;\n");
 	if (sect) {
 		/*
 		 * Lanes in a row whose sectors never decrease (unit stride,
@@ -227,9 +226,16 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 	if (s->guard)
 		sb_printf(&b, "\t@%s%.*s bra \t$__gt%d;\n", s->guard_neg ? "" :
 			  "!", (int)s->guard_len, text + s->guard, skip);
+	/*
+	 * %gt_mm: the lanes here, read once.  Every clause elects the lowest
+	 * of them (%gt_mmask), not of its own activemask: lanes that skip a
+	 * clause may run ahead into the next one and elect again.
+	 */
 	sb_str(&b, "\t{\n\t.reg .b64 \t%gt_maddr, %gt_msect, %gt_mconf, "
-	       "%gt_ma, %gt_mt, %gt_mu;\n\t.reg .b32 \t%gt_mm, %gt_mj, "
-	       "%gt_mk, %gt_mn, %gt_ml;\n\t.reg .pred \t%gt_mq, %gt_mp;\n");
+	       "%gt_mmask, %gt_ma, %gt_mt, %gt_mu;\n\t.reg .b32 \t%gt_mm, "
+	       "%gt_mj, %gt_mk, %gt_mn, %gt_ml;\n\t.reg .pred \t%gt_mq, "
+	       "%gt_mp;\n\tactivemask.b32 \t%gt_mm;\n"
+	       "\tcvt.u64.u32 \t%gt_mmask, %gt_mm;\n");
 	if (sect || conf || addr) {
 		struct sb f = { 0 };
 
@@ -246,7 +252,8 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 	for (int i = 0; i < req->nmem; i++)
 		if (req->mem[i].classes & s->cls)
 			add_mem_text(&b, req->mem[i].text, s, uniq);
-	sb_str(&b, "\t}\n");
+	/* the same lanes together again for the instruction and what follows */
+	sb_str(&b, "\tbar.warp.sync \t%gt_mm;\n\t}\n");
 	if (s->guard)
 		sb_printf(&b, "$__gt%d:\n", skip);
 	if (at == s->stmt && at > 0 && text[at - 1] != '\n')

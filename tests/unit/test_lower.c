@@ -220,6 +220,38 @@ static void test_exit_time(const struct pl_func *f)
 }
 
 /*
+ * A gpu:mem clause elects from the site's lane mask, the parameter
+ * __gt_pmmask (inline: %gt_mmask), never from an activemask of its own:
+ * lanes that skipped one clause may run ahead and elect again.
+ */
+static void test_mem_mask(void)
+{
+	struct pl_opts o = { .index = 2, .mode = PL_WARP, .mem = true };
+	struct pl_func w;
+	char err[512], *in;
+	const char *el;
+
+	lp_build(&prog, LP_BUILTIN);
+	if (pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &w, err,
+		     sizeof(err))) {
+		CHECK(0, "mem_mask_lowers");
+		printf("    %s\n", err);
+		return;
+	}
+	el = strstr(w.text, "\tld.param.u64 %r0, [__gt_pmmask];\n"
+			    "\tcvt.u32.u64 %u0, %r0;\n"
+			    "\tbrev.b32 %u1, %u0;\n");
+	CHECK(el && strstr(w.text, ".param .u64 __gt_pmmask)") &&
+	      (w.mem & 1u << PL_MEM_MASK), "mem_mask_elects_from_site");
+	in = pl_inline_text(&w);
+	CHECK(in && strstr(in, "mov.u64 %gq_r0, %gt_mmask;") &&
+	      !strstr(in, "activemask") && !strstr(w.text, "activemask"),
+	      "mem_mask_no_own_activemask");
+	free(in);
+	pl_func_free(&w);
+}
+
+/*
  * Entry clauses pasted inline defer their inline updates to the exits:
  * the body sets the kernel-wide registers, flush applies them; the
  * count's shard comes from the block and the warp, not from %smid.
@@ -882,6 +914,7 @@ int main(void)
 	test_programs(f);
 	test_shapes(f);
 	test_exit_time(f);
+	test_mem_mask();
 	test_no_promote();
 	test_defer();
 	test_skip_one();
