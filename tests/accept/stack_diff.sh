@@ -46,8 +46,13 @@ case_() {
 	fi
 	prog="$4
 uprobe:$PROGS/$2:st_done { exit(); }"
-	run "$BPFTRACE" "$2" "$3" "$prog"
-	brc=$?
+	# bpftrace 0.17 now and then prints a stack key empty ("@h[]:",
+	# its stack lookup lost); a test must not hang on that: run it again
+	for try in 1 2 3; do
+		run "$BPFTRACE" "$2" "$3" "$prog"
+		brc=$?
+		grep -q '^@[a-z_]*\[\]: ' "$T/out" || break
+	done
 	mv "$T/out" "$T/bpftrace"
 	run "$GT" "$2" "$3" "$prog"
 	verdict "$1" "$brc" $?
