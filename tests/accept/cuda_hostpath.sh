@@ -93,7 +93,7 @@ both "$FAKE" "$PROG3" json
 grep -q '^gputrace: cuda:launch@cuLaunchKernel runs in the agent$' "$T/err" ||
 	{ echo "-v: printf clause not in the agent:"; cat "$T/err"; exit 1; }
 
-# an event other than printf (exit): that clause stays on its uprobe
+# exit() in the program: every clause stays on its uprobe (docs/hostpath.md)
 run "$stub" -v -c "$STUB -n 1" -e 'cuda:launch /gridDim.x == 16/ {
 	printf("coop %d\n", blockDim.x); }
 cuda:launch { @n = count(); }
@@ -106,8 +106,8 @@ coop 32
 
 
 @n: 32"
-grep -q 'runs as a kernel uprobe: an event other than printf' "$T/err" ||
-	{ echo "-v: printf clause not named:"; cat "$T/err"; exit 1; }
+grep -q 'cuda: clauses run as kernel uprobes: the program calls exit()' "$T/err" ||
+	{ echo "-v: exit() not named:"; cat "$T/err"; exit 1; }
 
 # every launch prints: at 100,000 a second (2 threads) nothing is lost
 run "$stub" -c "$LOOP -t 2 -n 20000 -r 50000" \
