@@ -62,7 +62,7 @@ static struct {
 	uint32_t gpus;		/* bit d: GPU d named */
 	int64_t mem[32];	/* device memory allocated, per GPU */
 	struct pending pend[TL_PENDING];
-	uint64_t events, unnamed;
+	uint64_t events;
 } tl = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /*
