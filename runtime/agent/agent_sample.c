@@ -404,6 +404,22 @@ static const char *stall_name(const struct sctx *c, uint32_t idx)
 	return "unknown";
 }
 
+/*
+ * CUPTI lists each stall reason twice: X counts every sample of a warp
+ * stalled on X, X_not_issued the subset taken when the scheduler issued
+ * nothing.  Passing both would count a not-issued sample twice (on the
+ * H100 a memory-bound kernel had 1.9 samples per sampling period and SM,
+ * an FMA-bound one 1.0), so `samples` summed over records is the number
+ * of samples taken only with the subset left out.
+ */
+static bool subset_reason(const char *name)
+{
+	static const char sfx[] = "_not_issued";
+	size_t n = strlen(name);
+
+	return n >= sizeof(sfx) - 1 && !strcmp(name + n - (sizeof(sfx) - 1), sfx);
+}
+
 /* Every (PC, stall reason) of D with samples, to the tracer. */
 static void deliver(const struct sctx *c, const CUpti_PCSamplingData *d)
 {
@@ -426,9 +442,13 @@ static void deliver(const struct sctx *c, const CUpti_PCSamplingData *d)
 		for (size_t j = 0; j < ns; j++) {
 			if (!pc->stallReason[j].samples)
 				continue;
+			const char *st;
+
 			r.samples = pc->stallReason[j].samples;
 			r.stall = pc->stallReason[j].pcSamplingStallReasonIndex;
-			gputrace_sample(&r, stall_name(c, r.stall));
+			st = stall_name(c, r.stall);
+			if (!subset_reason(st))
+				gputrace_sample(&r, st);
 		}
 	}
 	dropped += d->droppedSamples;

@@ -17,6 +17,8 @@
  * period 2^20 (the default), FAKEPCS_LS samples of long_scoreboard at
  * PC 0x10, and at PC 0x20 FAKEPCS_MATH of math_pipe_throttle and
  * FAKEPCS_SEL of selected; a period of 2^p multiplies them by 2^(20-p)
+ * (FAKEPCS_LSNI of the long_scoreboard samples are listed again under
+ * long_scoreboard_not_issued, a subset, as a real CUPTI does)
  * (p >= 17).  CUPTI aggregates per (kernel, PC) until the samples are
  * taken; a take hands out at most collectNumPcs PCs.  With
  * FAKECUPTI_PCS=busy, Enable fails as with another client holding it;
@@ -249,16 +251,19 @@ CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,
 #define FAKEPCS_LS	3
 #define FAKEPCS_MATH	2
 #define FAKEPCS_SEL	1
+#define FAKEPCS_LSNI	2
 #define PCS_MAX		64	/* (kernel, PC) pairs pending */
 #define FAKEPCS_DROPPED	5
 
-static const uint32_t stall_index[] = { 2, 7, 9 };
+static const uint32_t stall_index[] = { 2, 7, 9, 3 };
 static const char *const stall_names[] = {
 	"smsp__pcsamp_warps_issue_stalled_long_scoreboard",
 	"smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
 	"smsp__pcsamp_warps_issue_stalled_selected",
+	"smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",
 };
-#define NSTALL	3
+#define NSTALL	4
+#define NI_STALL 3	/* a subset of stall 0: not in the total */
 
 static struct pcs_pc {
 	const char *name;
@@ -378,6 +383,7 @@ static void pcs_kernel(const char *name)
 		pcs_add(name, 0x10, 0, FAKEPCS_LS * scale);
 		pcs_add(name, 0x20, 1, FAKEPCS_MATH * scale);
 		pcs_add(name, 0x20, 2, FAKEPCS_SEL * scale);
+		pcs_add(name, 0x10, NI_STALL, FAKEPCS_LSNI * scale);
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -403,7 +409,8 @@ static void pcs_fill(CUpti_PCSamplingData *d)
 			o->stallReason[k].pcSamplingStallReasonIndex =
 				stall_index[j];
 			o->stallReason[k++].samples = s->samples[j];
-			d->totalSamples += s->samples[j];
+			if (j != NI_STALL)
+				d->totalSamples += s->samples[j];
 		}
 		o->stallReasonCount = k;
 	}
