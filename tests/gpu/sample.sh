@@ -147,7 +147,8 @@ interval:s:2 { exit(); }' </dev/null >"$T/pout" 2>"$T/perr"
 		pass "torch -p: the loop ran on, $(grep -c '^loss ' "$T/pprog") losses identical to native"
 	else
 		fail "torch -p: the loop's status $trc or its losses changed (-native +attached)"
-		diff -u "$T/pnative" "$T/pprog" | head -20 | sed 's/^/    /'
+		diff -u "$T/pnative" "$T/pprog" | head -8 | sed 's/^/    /'
+		grep -v '^loss ' "$T/pprog" | tail -20 | sed 's/^/    job: /'
 	fi
 	g=$(grep -iE '^@t\[.*(gemm|cublas|cutlass|xmma)' "$T/pout" | head -1)
 	a=$(grep -E '^@t\[.*at::native::' "$T/pout" | head -1)
