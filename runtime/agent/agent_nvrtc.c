@@ -38,6 +38,7 @@
 typedef int (*compile_fn)(void *prog, int n, const char *const *opts);
 
 static bool enabled;			/* GPUTRACE_NVRTC_LINEINFO != 0 */
+static bool added;			/* a compile got -lineinfo */
 static compile_fn slot_real[NSLOTS];	/* set once each, never cleared */
 
 /* Whether this process's compiles get -lineinfo now. */
@@ -65,6 +66,7 @@ static int compile_with(compile_fn real, void *prog, int n,
 	r = real(prog, n + 1, o);
 	free(o);
 	if (r == NVRTC_SUCCESS) {
+		__atomic_store_n(&added, true, __ATOMIC_RELAXED);
 		agent_debug("NVRTC compile for %s: -lineinfo added, so that "
 			    "its cubin carries its PTX "
 			    "(GPUTRACE_NVRTC_LINEINFO=0: off)", arch);
@@ -161,6 +163,11 @@ void *agent_nvrtc_dlsym(void *handle)
 	agent_report_once("more than %d NVRTC libraries: the compiles of "
 			  "the others are left alone", NSLOTS);
 	return NULL;
+}
+
+bool agent_nvrtc_added(void)
+{
+	return __atomic_load_n(&added, __ATOMIC_RELAXED);
 }
 
 /* At load: on unless GPUTRACE_NVRTC_LINEINFO=0 (read once: getenv on

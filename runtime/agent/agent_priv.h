@@ -468,6 +468,8 @@ void agent_nvrtc_init(void) AGENT_HIDDEN;
 /* dlsym(HANDLE, "nvrtcCompileProgram"): our wrapper, or NULL for the
  * real dlsym's answer. */
 void *agent_nvrtc_dlsym(void *handle) AGENT_HIDDEN;
+/* Whether an NVRTC compile of this process got -lineinfo from us. */
+bool agent_nvrtc_added(void) AGENT_HIDDEN;
 /* Drop queued work and wait (bounded) for the workers' current jobs:
  * before the exit handler's snapshot, and at detach. */
 void agent_prefetch_stop(void) AGENT_HIDDEN;

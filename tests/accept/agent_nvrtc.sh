@@ -9,10 +9,11 @@
 # byte for byte that of the native compile.  NVRTC reached through dlsym
 # on a dlopened libnvrtc (agent_nvrtcprog.c), through -lnvrtc (the same
 # built -DLINKED), and through Python's ctypes as CuPy reaches it
-# (agent_nvrtc.py); and with gputrace -c.  Left alone: without device
+# (agent_nvrtc.py); two libnvrtc in one process; and with gputrace -c.  Left alone: without device
 # probes, with GPUTRACE_NVRTC_LINEINFO=0 (the kernel then skipped as SASS
 # only, saying why), and where the program asked for -G or -lineinfo
-# itself (the cubin identical to the native one).
+# itself (the cubin identical to the native one); a cubin from a cache
+# (compiled before) is skipped, the report saying so.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -83,6 +84,19 @@ for how in dlopen linked python; do
 		fail "dlopen: a second dlsym gave another function"; }
 done
 
+# two NVRTC libraries in one process (a wheel's and the toolkit's): each
+# gets a wrapper of its own
+ALT=${NVRTC%/*}/libnvrtc.alt.so.13
+if [ -f "$ALT" ]; then
+	NVRTCPROG_ALSO=$ALT run "$T/v.cfg" "$T/two.cubin" "$T/nvprog" "$NVRTC" \
+		"$T/two.cubin" -arch=sm_90
+	grep -qx 'also: ptx yes' "$T/out" ||
+		{ cat "$T/out" "$T/err"; fail "second NVRTC: no .nv_debug_ptx_txt"; }
+	has_ptx "$T/two.cubin" && grep -q 'hooked (NVRTC 1)' "$T/err" &&
+		[ "$(grep -c " $K: instrumented, " "$T/out")" = 5 ] ||
+		{ cat "$T/out" "$T/err"; fail "two NVRTC libraries: the first's compile"; }
+fi
+
 # ---- left alone
 run "$T/none.cfg" "$T/none.cubin" "$T/nvprog" "$NVRTC" "$T/none.cubin" -arch=sm_90
 has_ptx "$T/none.cubin" && fail "no device probes: -lineinfo added anyway"
@@ -94,6 +108,13 @@ has_ptx "$T/off.cubin" && fail "GPUTRACE_NVRTC_LINEINFO=0: -lineinfo added anywa
 originals "GPUTRACE_NVRTC_LINEINFO=0"
 grep -q "skipped $K: SASS only (cubin without .nv_debug_ptx_txt)" "$T/err" ||
 	{ cat "$T/err"; fail "GPUTRACE_NVRTC_LINEINFO=0: no skip report"; }
+
+# a cubin compiled before (a kernel cache's): SASS only, and why
+NVRTCPROG_LOAD=$T/native.cubin run "$T/v.cfg" "$T/c.cubin" "$T/nvprog" \
+	"$NVRTC" "$T/c.cubin" -arch=sm_90
+originals "a cached cubin"
+grep -q "skipped $K: SASS only (cubin without .nv_debug_ptx_txt); not one of this process's NVRTC compiles" "$T/err" ||
+	{ cat "$T/err"; fail "a cached cubin: the skip does not say why"; }
 
 for opt in -G --device-debug -lineinfo --generate-line-info; do
 	"$T/nvprog" "$NVRTC" "$T/n.cubin" -arch=sm_90 $opt >/dev/null 2>&1 ||
