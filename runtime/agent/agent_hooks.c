@@ -69,6 +69,8 @@ AGENT_HIDDEN void *agent_dlsym_hook(void *handle, const char *name)
 	void *p;
 
 	pthread_once(&dlsym_once, dlsym_load);
+	if (name && name[0] == 'n' && !strcmp(name, "nvrtcCompileProgram"))
+		return agent_nvrtc_dlsym(handle);
 	if (!name || name[0] != 'c' || name[1] != 'u' || !agent.active ||
 	    agent.pid != getpid())
 		return NULL;

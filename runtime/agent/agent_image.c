@@ -265,7 +265,13 @@ static void consider_cubin(struct pick *pk, const struct agent_image *img,
 	fatbin_cubin_arch(img->data, img->len, &a);
 	if (fatbin_cubin_ptx(img->data, img->len, a.sm, pk->name, &x, err,
 			     sizeof(err)) < 0) {
-		snprintf(why, whylen, "SASS only (%s)", err);
+		/* this process's NVRTC cubins have it: an older one */
+		snprintf(why, whylen, "SASS only (%s)%s", err,
+			 agent_nvrtc_added() && !strcmp(err, "cubin without "
+							".nv_debug_ptx_txt") ?
+			 "; not one of this process's NVRTC compiles, which "
+			 "get -lineinfo: from a kernel cache? (CuPy: "
+			 "CUPY_CACHE_DIR)" : "");
 		return;
 	}
 	agent_debug("%s: PTX from its cubin's .nv_debug_ptx_txt (sm_%u%s, "

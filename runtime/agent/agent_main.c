@@ -389,6 +389,7 @@ __attribute__((constructor)) static void agent_init(void)
 
 	agent.pid = getpid();
 	agent_prefetch_init();
+	agent_nvrtc_init();
 	if (!cfg || !*cfg)
 		return;		/* not started by gputrace: pass through */
 	r = agent_config_read(cfg, &agent.cfg);

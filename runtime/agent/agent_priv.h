@@ -73,6 +73,15 @@ const char *agent_ptx_module_var(const struct ptx_module *m,
 int agent_extra_build(void **extra, const void *param, size_t off,
 		      void *buf, size_t cap, size_t *size, void *out[5]);
 
+/*
+ * NVRTC options OPTS (N of them): the real architecture they compile for
+ * ("sm_90", the last -arch/--gpu-architecture) when the cubin would lack
+ * its PTX, i.e. none asks for line information, debug (-G), LTO IR or
+ * OptiX IR; NULL otherwise (a virtual arch, no arch: PTX only).  The
+ * agent adds -lineinfo to such a compile (agent_nvrtc.c).
+ */
+const char *agent_nvrtc_lineinfo_arch(int n, const char *const *opts);
+
 #ifndef AGENT_NO_CUDA
 #include <cuda.h>
 #include <pthread.h>
@@ -452,6 +461,15 @@ static inline bool agent_kernel_matched(const struct agent_kernel *k)
 void agent_prefetch(const struct agent_kernel *k, CUcontext ctx) AGENT_HIDDEN;
 /* At load: whether to (on unless GPUTRACE_PREFETCH=0). */
 void agent_prefetch_init(void) AGENT_HIDDEN;
+
+/* ---- agent_nvrtc.c: NVRTC cubins that keep their PTX ---- */
+/* At load: on unless GPUTRACE_NVRTC_LINEINFO=0. */
+void agent_nvrtc_init(void) AGENT_HIDDEN;
+/* dlsym(HANDLE, "nvrtcCompileProgram"): our wrapper, or NULL for the
+ * real dlsym's answer. */
+void *agent_nvrtc_dlsym(void *handle) AGENT_HIDDEN;
+/* Whether an NVRTC compile of this process got -lineinfo from us. */
+bool agent_nvrtc_added(void) AGENT_HIDDEN;
 /* Drop queued work and wait (bounded) for the workers' current jobs:
  * before the exit handler's snapshot, and at detach. */
 void agent_prefetch_stop(void) AGENT_HIDDEN;

@@ -401,4 +401,43 @@ int agent_extra_build(void **extra, const void *param, size_t off,
 	out[4] = XP_END;
 	return 0;
 }
+
+/* OPT is NAME or starts with NAME followed by '=' */
+static bool nvrtc_opt_is(const char *opt, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(opt, name, n) && (!opt[n] || opt[n] == '=');
+}
+
+const char *agent_nvrtc_lineinfo_arch(int n, const char *const *opts)
+{
+	static const char *const keep[] = {
+		"-lineinfo", "--generate-line-info", "-G", "--device-debug",
+		"-dlto", "--dlink-time-opt", "-optix-ir", "--optix-ir",
+	};
+	const char *arch = NULL, *v;
+
+	if (n < 0 || (n > 0 && !opts))
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		if (!opts[i])
+			return NULL;
+		for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+			if (nvrtc_opt_is(opts[i], keep[k]))
+				return NULL;
+		v = NULL;
+		if (!strncmp(opts[i], "-arch=", 6))
+			v = opts[i] + 6;
+		else if (!strncmp(opts[i], "--gpu-architecture=", 19))
+			v = opts[i] + 19;
+		else if ((!strcmp(opts[i], "-arch") ||
+			  !strcmp(opts[i], "--gpu-architecture")) && i + 1 < n)
+			v = opts[++i];
+		if (v)
+			arch = v;	/* the last one counts */
+	}
+	return arch && !strncmp(arch, "sm_", 3) ? arch : NULL;
+}
+
 #endif /* GT_AGENT_SO */

@@ -35,7 +35,7 @@ cuModuleUnload dlsym gputrace_arm gputrace_attach gputrace_attach_why
 gputrace_seen_cuLaunchCooperativeKernel gputrace_seen_cuLaunchCooperativeKernel_ptsz
 gputrace_seen_cuLaunchKernel gputrace_seen_cuLaunchKernelEx
 gputrace_seen_cuLaunchKernelEx_ptsz gputrace_seen_cuLaunchKernel_ptsz
-gputrace_complete gputrace_sample"
+gputrace_complete gputrace_sample nvrtcCompileProgram"
 got=$(nm -D --defined-only "$AGENT" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" { print $3 }' | sort | tr '\n' ' ')
 [ "$got" = "$(echo $want | tr ' ' '\n' | sort | tr '\n' ' ')" ] ||
 	fail "exports differ: $got"

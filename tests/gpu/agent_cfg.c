@@ -3,10 +3,11 @@
  * Write an agent configuration with one device probe, for the agent's
  * tests (tests/gpu/agent_standalone.sh, tests/accept/agent_hooks.sh):
  *
- *	agent_cfg OUT [-g GLOB] [-t] [-x] [-v]
+ *	agent_cfg OUT [-g GLOB] [-t] [-x] [-v] [-n]
  *
  * The probe is `gpu:warp:GLOB { @n = count(); }` (-t: gpu:kernel, every
- * thread; -x: at :exit), device map 0, compiled from hand-written device
+ * thread; -x: at :exit; -n: none, a configuration without device
+ * probes), device map 0, compiled from hand-written device
  * eBPF by the real lowering (pl_lower, pl_decls, pl_call_text) exactly
  * as the tracer would.  Build (needs devrt_ptx.c, see agent.mk):
  *
@@ -42,8 +43,9 @@ int main(int argc, char **argv)
 	struct pl_func f;
 	char err[256], *out;
 	int opt, r;
+	bool none = false;
 
-	while ((opt = getopt(argc, argv, "g:txv")) != -1) {
+	while ((opt = getopt(argc, argv, "g:txvn")) != -1) {
 		switch (opt) {
 		case 'g':
 			cl.glob = optarg;
@@ -57,6 +59,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			c.verbose = true;
+			break;
+		case 'n':
+			none = true;
 			break;
 		default:
 			goto usage;
@@ -79,7 +84,7 @@ int main(int argc, char **argv)
 	c.decls = pl_decls(&f, 1);
 	c.nmaps = 1;
 	c.maps = &map;
-	c.nclauses = 1;
+	c.nclauses = none ? 0 : 1;
 	c.clauses = &cl;
 	c.ptx_major = PL_PTX_MIN_MAJOR;
 	c.ptx_minor = PL_PTX_MIN_MINOR;
@@ -96,6 +101,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: agent_cfg OUT [-g GLOB] [-t] [-x] "
-		"[-v]\n");
+		"[-v] [-n]\n");
 	return 2;
 }

@@ -142,11 +142,55 @@ static void test_deadline(void)
 	      "deadline_ms");
 }
 
+/* The NVRTC compiles the agent adds -lineinfo to: real archs only, not
+ * when the program asked for line info, debug, LTO IR or OptiX IR. */
+static void test_nvrtc_opts(void)
+{
+	const char *cupy[] = { "-DCUPY_USE_JITIFY", "--std=c++17",
+			       "-arch=sm_90", "-ftz=true" };
+	const char *two[] = { "--gpu-architecture", "sm_90a", "-I/x" };
+	const char *eq[] = { "--gpu-architecture=sm_100f" };
+	const char *last[] = { "-arch=sm_80", "-arch=compute_90" };
+	const char *virt[] = { "-arch=compute_90" };
+	const char *g[] = { "-arch=sm_90", "-G" };
+	const char *dbg[] = { "--device-debug", "-arch=sm_90" };
+	const char *li[] = { "-arch=sm_90", "-lineinfo" };
+	const char *gli[] = { "-arch=sm_90", "--generate-line-info" };
+	const char *lto[] = { "-arch=sm_90", "-dlto" };
+	const char *optix[] = { "-optix-ir", "-arch=sm_90" };
+	const char *gx[] = { "-arch=sm_90", "-Gx" };
+	const char *dangling[] = { "-arch" };
+	const char *hole[] = { "-arch=sm_90", NULL };
+	const char *r;
+
+	r = agent_nvrtc_lineinfo_arch(4, cupy);
+	CHECK(r && !strcmp(r, "sm_90"), "nvrtc_cupy_options");
+	r = agent_nvrtc_lineinfo_arch(3, two);
+	CHECK(r && !strcmp(r, "sm_90a"), "nvrtc_arch_separate");
+	r = agent_nvrtc_lineinfo_arch(1, eq);
+	CHECK(r && !strcmp(r, "sm_100f"), "nvrtc_arch_long");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, last), "nvrtc_last_arch_virtual");
+	CHECK(!agent_nvrtc_lineinfo_arch(1, virt), "nvrtc_virtual");
+	CHECK(!agent_nvrtc_lineinfo_arch(0, NULL), "nvrtc_no_options");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, g), "nvrtc_G");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, dbg), "nvrtc_device_debug");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, li), "nvrtc_lineinfo");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, gli), "nvrtc_generate_line_info");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, lto), "nvrtc_dlto");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, optix), "nvrtc_optix");
+	r = agent_nvrtc_lineinfo_arch(2, gx);
+	CHECK(r && !strcmp(r, "sm_90"), "nvrtc_G_prefix_only");
+	CHECK(!agent_nvrtc_lineinfo_arch(1, dangling), "nvrtc_dangling_arch");
+	CHECK(!agent_nvrtc_lineinfo_arch(2, hole), "nvrtc_null_option");
+	CHECK(!agent_nvrtc_lineinfo_arch(-1, cupy), "nvrtc_negative_count");
+}
+
 int main(void)
 {
 	test_deadline();
 	test_names();
 	test_ptx();
 	test_extra();
+	test_nvrtc_opts();
 	UNIT_END();
 }
