@@ -44,7 +44,7 @@ L=$1 ROWS=$2 COLS=$3 LM=$4
 [ -n "$LM" ] || { echo "FAIL native: no triton/shape lines"; cat "$T/native.out"; exit 1; }
 
 coalescing triton "$CMD"
-same_results triton '^\(checksum\|results\) '
+same_output triton '^\(checksum\|results\) '
 rows_per_kernel triton "$T/launched"
 plausible triton
 

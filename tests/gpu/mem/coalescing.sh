@@ -6,7 +6,7 @@
 #			output in $T/NAME.out, .err, the status in .rc, the
 #			rows in $T/NAME.rows: KERNEL<TAB>INSN<TAB>LINE<TAB>
 #			REQUESTS<TAB>AVG_SECTORS<TAB>EFFICIENCY_PCT
-#   same_results NAME PATTERN
+#   same_output NAME PATTERN
 #			status 0 and the lines matching PATTERN (grep) as in
 #			$T/native.out
 #   rows_per_kernel NAME FILE
@@ -16,12 +16,7 @@
 #   plausible NAME	every row: requests > 0, 1 <= average sectors <= 64,
 #			efficiency 1..3200 (%)
 GT=${GPUTRACE:-build/gputrace}
-nfail=0
-ok() { echo "PASS $1"; }
-bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
-expect_eq() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else bad "$1" "got '$2', want '$3'"; fi
-}
+. tests/progs/gpu_expect.sh	# ok, bad, expect_eq, nfail
 
 coalescing() {	# NAME CMD
 	timeout 240 "$GT" -q -v -c "$2" tools/coalescing.gt >"$T/$1.out" 2>"$T/$1.err"
@@ -33,7 +28,7 @@ coalescing() {	# NAME CMD
 		sort >"$T/$1.rows"
 }
 
-same_results() {	# NAME PATTERN
+same_output() {	# NAME PATTERN
 	expect_eq "$1: gputrace status" "$(cat "$T/$1.rc")" 0
 	if [ -n "$(grep "$2" "$T/native.out")" ] &&
 	   [ "$(grep "$2" "$T/$1.out")" = "$(grep "$2" "$T/native.out")" ]; then
