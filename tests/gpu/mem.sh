@@ -45,7 +45,16 @@ results "$T/native.out" >"$T/native.res"
 prog='gpu:mem:* { @s[kernel, store, sectors] = count(); @l[kernel, store, lanes] = count(); @n[kernel] = count(); @lo[kernel, store] = min(addr); @hi[kernel, store] = max(addr); @z[kernel, store] = sum(size * lanes); @i[kernel, insn] = count(); }
 gpu:mem:*:shared { @c[kernel, arg1, store, conflicts] = count(); }
 gpu:mem:unit { @ln[kernel, line] = count(); }'
-timeout 240 "$GT" -q -c "$T/mem" -e "$prog" >"$T/traced.out" 2>"$T/traced.err"
+echo "    $TAG: the traced run"
+timeout -k 5 90 "$GT" -q -c "$T/mem" -e "$prog" >"$T/traced.out" 2>"$T/traced.err" &
+g=$!
+sleep 60
+kill -0 $g 2>/dev/null && {
+	# a kernel stuck on the GPU keeps it busy; a tracer stuck does not
+	echo "    $TAG: still running after 60 s; GPU busy: $(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader)"
+	ps -o pid,stat,wchan:20,etime,args --ppid $g | sed 's/^/    /'
+}
+wait $g
 rc=$?
 [ $rc -eq 0 ] && ok "gputrace -c mem exits 0" ||
 	{ bad "gputrace -c mem" "exit status $rc"; tail -5 "$T/traced.err"; }

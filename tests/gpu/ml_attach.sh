@@ -35,12 +35,27 @@ cuda:complete { @c = count(); }
 gpu:warp:gt_add_kernel { @w = count(); }'
 n=1
 while [ $n -le "$CYCLES" ]; do
-	"$GT" -q -f json -o "$T/p$n.out" -p $P -e "$PROBES" >/dev/null 2>"$T/p$n.err" &
+	# 2 s from the moment every probe is in place and the agent in
+	# (starting on a torch process takes seconds: a SIGINT before the
+	# probes are in ends gputrace as it ends bpftrace, with 130)
+	__BPFTRACE_NOTIFY_PROBES_ATTACHED=1 "$GT" -q -f json -o "$T/p$n.out" \
+		-p $P -e "$PROBES" >/dev/null 2>"$T/p$n.err" &
 	g=$!
+	i=0
+	while ! grep -q '^__BPFTRACE_NOTIFY_PROBES_ATTACHED$' "$T/p$n.err" &&
+	      kill -0 $g 2>/dev/null && [ $i -lt 600 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	echo "    cycle $n: attached after $((i / 10)).$((i % 10)) s"
 	sleep 2
 	kill -INT $g 2>/dev/null
+	# a detach that hangs: KILL after 30 s (the job must survive that too)
+	( sleep 30; kill -KILL $g 2>/dev/null ) &
+	w=$!
 	wait $g
 	rc=$?
+	kill $w 2>/dev/null
 	l=$(val p$n @l) c=$(val p$n @c) w=$(val p$n @w)
 	if [ $rc -ne 0 ]; then
 		bad "cycle $n: gputrace status" "$rc: $(head -3 "$T/p$n.err" | tr '\n' ' ')"
