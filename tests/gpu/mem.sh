@@ -48,7 +48,8 @@ gpu:mem:unit { @ln[kernel, line] = count(); }'
 echo "    $TAG: the traced run"
 timeout -k 5 90 "$GT" -q -c "$T/mem" -e "$prog" >"$T/traced.out" 2>"$T/traced.err" &
 g=$!
-sleep 60
+i=0
+while kill -0 $g 2>/dev/null && [ $i -lt 120 ]; do i=$((i + 1)); sleep 0.5; done
 kill -0 $g 2>/dev/null && {
 	# a kernel stuck on the GPU keeps it busy; a tracer stuck does not
 	echo "    $TAG: still running after 60 s; GPU busy: $(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader)"
