@@ -627,7 +627,10 @@ static int gather(struct agentctl *ac)
 /*
  * After C's DONE or BYE for SEQ naming REGION: copy the region if C
  * wrote it (its header says SEQ).  The copy outlives the agent and the
- * region's next writer.
+ * region's next writer.  -EAGAIN: a later snapshot of C's (its final
+ * one, as the program ends) is being written or has replaced this one,
+ * or did so while we copied: its own message (BYE) follows, wait for
+ * it.  An older header: C wrote nothing (0, nothing copied).
  */
 static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 		    uint64_t seq, uint32_t region)
@@ -636,6 +639,7 @@ static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 	const uint64_t maximg = (AGENT_SEG_BYTES - sizeof(*h)) /
 				sizeof(struct agent_seg_map);
 	struct agentctl_img *v;
+	uint64_t hseq;
 	uint32_t n;
 	int k = 0, bad = 0;
 
@@ -651,7 +655,10 @@ static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 		ac->seg[region] = p;
 	}
 	h = (const void *)ac->seg[region];
-	if (h->magic != AGENT_SEG_MAGIC || h->seq != seq)
+	hseq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+	if (h->magic == AGENT_SEG_MAGIC && (!hseq || hseq > seq))
+		return -EAGAIN;
+	if (h->magic != AGENT_SEG_MAGIC || hseq != seq)
 		return 0;
 	n = h->nimages;
 	if (seq == c->have_seq)
@@ -686,6 +693,12 @@ static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 			       im.bytes);
 		}
 		k++;
+	}
+	/* torn: the agent began its next snapshot as we copied */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq) {
+		free_imgs(v, k);
+		return -EAGAIN;
 	}
 	if (bad)
 		fprintf(stderr, "gputrace: agent in process %d: %d map images do not match the configuration; ignored\n",
@@ -842,11 +855,10 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		send_msg(c, AGENT_MSG_KHANDLE_ACK, m.seq);
 		break;
 	case AGENT_MSG_SNAPSHOT_DONE:
-		if (c->want && m.seq == c->want) {
-			if (m.len >= 4)
-				seg_copy(ac, c, m.seq, region);
+		/* no region: nothing was written */
+		if (c->want && m.seq == c->want &&
+		    (m.len < 4 || seg_copy(ac, c, m.seq, region) != -EAGAIN))
 			c->got = true;
-		}
 		break;
 	case AGENT_MSG_PRINTF:
 		deliver_printf(ac, pl, m.len);

@@ -214,18 +214,6 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 	for (int i = 0; i < u->nevents; i++)
 		if (u->events[i].kind != EV_PRINTF)
 			printf_only = false;
-	/*
-	 * exit() anywhere: the tracer prints the maps as it stops, and a CI
-	 * run once printed the agent's count as 0 there (a race with its
-	 * last snapshot, not understood yet): every clause stays on the
-	 * kernel until that is fixed.
-	 */
-	for (int i = 0; i < u->nevents; i++)
-		if (u->events[i].kind == EV_EXIT) {
-			if (verbose)
-				fprintf(stderr, "gputrace: cuda: clauses run as kernel uprobes: the program calls exit()\n");
-			return 0;
-		}
 	for (int i = 0; i < obj->nprogs && !sh; i++) {
 		const struct probe *q = obj->progs[i].probe;
 		const struct cuda_priv *pv = q ? q->priv : NULL;

@@ -940,6 +940,119 @@ static void test_went_away(void)
 	agentctl_free(ac);
 }
 
+/*
+ * The program ends just as the tracer asks for its maps (exit() in the
+ * script): the agent answers (DONE), then its exit handler writes the
+ * final snapshot over that one and says BYE, all before the tracer reads
+ * the DONE.  The tracer must print the final maps, not none (issue 32:
+ * "@n: 0" under load).  Mode 0: the final snapshot is complete when the
+ * DONE is read; 1: it is still being written (seq 0) then.
+ */
+struct racer {
+	const char *sock, *cfg_path;
+	int seg_fd, mode, hello;
+};
+
+static void race_write(const struct agent_config *c, uint8_t *seg,
+		       uint64_t seq, uint64_t count)
+{
+	struct segw w = { .seg = seg, .off = 65536, .c = c };
+	struct agent_seg_hdr *h = (void *)seg;
+	struct devrt_map_desc d;
+	uint8_t *p = img(&w, M_C, 0, 0, 0, &d);
+
+	h->magic = AGENT_SEG_MAGIC;
+	slot(&d, p, 0, 0, NULL, (uint64_t[]){ count }, 1);
+	h->nimages = w.n;
+	__atomic_store_n(&h->seq, seq, __ATOMIC_RELEASE);
+}
+
+static void *race_agent(void *arg)
+{
+	struct racer *r = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct agent_config c;
+	struct agent_msg m;
+	uint32_t pid = 4343, region = 0;
+	uint8_t *seg;
+	int fd;
+
+	if (agent_config_read(r->cfg_path, &c))
+		return NULL;
+	seg = mmap(NULL, AGENT_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   r->seg_fd, 0);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", r->sock);
+	if (seg != MAP_FAILED && fd >= 0 &&
+	    !connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		send_msg(fd, AGENT_MSG_HELLO, 0, &pid, 4);
+		send_msg(fd, AGENT_MSG_CUDA, 0, NULL, 0);
+		__atomic_store_n(&r->hello, 1, __ATOMIC_RELEASE);
+		if (recv(fd, &m, sizeof(m), 0) == sizeof(m) &&
+		    m.type == AGENT_MSG_SNAPSHOT) {
+			race_write(&c, seg, m.seq, 5);
+			if (r->mode == 0)
+				race_write(&c, seg, m.seq + 1, 7);
+			else	/* the final one under way */
+				__atomic_store_n(&((struct agent_seg_hdr *)seg)->seq,
+						 0, __ATOMIC_RELEASE);
+			send_msg(fd, AGENT_MSG_SNAPSHOT_DONE, m.seq, &region, 4);
+			usleep(100000);
+			race_write(&c, seg, m.seq + 1, 7);
+			send_msg(fd, AGENT_MSG_BYE, m.seq + 1, &region, 4);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (seg != MAP_FAILED)
+		munmap(seg, AGENT_SEG_BYTES);
+	agent_config_free(&c);
+	return NULL;
+}
+
+static void test_exit_race(int mode)
+{
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
+	struct racer r = { .mode = mode };
+	const char *const *env;
+	struct agentctl *ac;
+	struct out_map om;
+	pthread_t th;
+	char *errs;
+
+	if (agentctl_open(&o, &ac)) {
+		CHECK(0, "race/open");
+		return;
+	}
+	agentctl_configure(ac, &unit, &dset);
+	env = agentctl_env(ac);
+	for (int i = 1; env[i]; i++) {
+		const char *eq = strchr(env[i], '=');
+
+		if (!strncmp(env[i], AGENT_ENV_CONFIG "=", eq - env[i] + 1))
+			r.cfg_path = eq + 1;
+		else if (!strncmp(env[i], AGENT_ENV_SOCK "=", eq - env[i] + 1))
+			r.sock = eq + 1;
+		else if (!strncmp(env[i], AGENT_ENV_SEG "=", eq - env[i] + 1))
+			r.seg_fd = atoi(eq + 1);
+	}
+	pthread_create(&th, NULL, race_agent, &r);
+	for (int n = 0; n < 100 && !__atomic_load_n(&r.hello, __ATOMIC_ACQUIRE); n++)
+		agentctl_poll(ac, 20);
+	grab_stderr();
+	agentctl_snapshot(ac, 5000);
+	pthread_join(th, NULL);
+	errs = release_stderr();
+	host_map(&om, M_C, OA_COUNT);
+	CHECK(!agentctl_merge(ac, M_C, &om) && om.n == 1 &&
+	      om.entries[0].val.i == 7 && !count_of(errs, "in time"),
+	      mode ? "race/final snapshot under way at DONE: waited for BYE" :
+		     "race/final snapshot over the answer: taken from BYE");
+	maps_out_free(&om);
+	free(errs);
+	agentctl_free(ac);
+}
+
 /* An agent that never comes: no device part, no error, no wait. */
 static void test_no_agent(void)
 {
@@ -1136,6 +1249,8 @@ int main(void)
 	test_kernel_maps();
 	test_agent();
 	test_went_away();
+	test_exit_race(0);
+	test_exit_race(1);
 	test_no_agent();
 	test_dryrun();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
