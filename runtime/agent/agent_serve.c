@@ -62,6 +62,9 @@ static void on_message(void)
 		 * maps are printed (the last ones before a -p detach) */
 		agent_complete_flush(false);
 		agent_sample_flush();
+		/* and host clauses' events before it (an exit() the tracer
+		 * saw in the kernel's ring comes after them) */
+		agent_host_drain();
 		err = agent_ctx_snapshot(u.m.seq, false);
 		if (!err)
 			agent.snap_seq = u.m.seq;

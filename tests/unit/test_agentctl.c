@@ -1053,6 +1053,109 @@ static void test_exit_race(int mode)
 	agentctl_free(ac);
 }
 
+/*
+ * Events of host clauses run in the agent: each record's size is checked
+ * against its kind (runtime/hostevents.c) before the session sees it;
+ * cat() and system() never come from the target; a callback that takes
+ * a snapshot (print) gets the records after it in order, not nested.
+ */
+static struct event_desc hev[] = {
+	{ .kind = EV_PRINTF, .fmt = "v=%d\n", .args = &t_pargs },
+	{ .kind = EV_EXIT },
+	{ .kind = EV_TIME },
+	{ .kind = EV_SYSTEM, .fmt = "echo %d", .args = &t_pargs },
+	{ .kind = EV_PRINT_MAP, .map = &syms[M_C] },
+	{ .kind = EV_PRINT_VAL, .args = &t_pargs },
+	{ .kind = EV_CAT, .fmt = "/etc/%d", .args = &t_pargs },
+	{ .kind = EV_HELPER_ERR },
+};
+
+static char evlog[256];
+static struct agentctl *ev_ac;
+
+static void log_printf(void *arg, uint32_t fmt, const void *args,
+		       uint32_t size)
+{
+	snprintf(evlog + strlen(evlog), sizeof(evlog) - strlen(evlog),
+		 "p%u/%u ", fmt, size);
+}
+
+static void log_event(void *arg, uint32_t id, const void *args, uint32_t size)
+{
+	snprintf(evlog + strlen(evlog), sizeof(evlog) - strlen(evlog),
+		 "e%u/%u ", id, size);
+	if (hev[id].kind == EV_PRINT_MAP)
+		agentctl_snapshot(ev_ac, 100);
+}
+
+static size_t rec(uint8_t *p, uint32_t id, uint32_t size)
+{
+	uint32_t hdr[2] = { id, size };
+
+	memcpy(p, hdr, 8);
+	memset(p + 8, 0x5a, size);
+	return 8 + (size + 7) / 8 * 8;
+}
+
+static void test_host_events(void)
+{
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
+	struct agentctl_cb cb = { .on_printf = log_printf,
+				  .on_event = log_event };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct unit hu = unit;
+	const char *const *env;
+	uint8_t r[512];
+	size_t n = 0;
+	int fd;
+
+	hu.events = hev;
+	hu.nevents = sizeof(hev) / sizeof(hev[0]);
+	if (agentctl_open(&o, &ev_ac)) {
+		CHECK(0, "events/open");
+		return;
+	}
+	agentctl_configure(ev_ac, &hu, &dset);
+	agentctl_set_cb(ev_ac, &cb);
+	env = agentctl_env(ev_ac);
+	for (int i = 1; env[i]; i++)
+		if (!strncmp(env[i], AGENT_ENV_SOCK "=", strlen(AGENT_ENV_SOCK) + 1))
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+				 env[i] + strlen(AGENT_ENV_SOCK) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		CHECK(0, "events/connect");
+		if (fd >= 0)
+			close(fd);
+		agentctl_free(ev_ac);
+		return;
+	}
+	n += rec(r + n, 0, 8);		/* printf: p0/8 */
+	n += rec(r + n, 1, 8);		/* exit(code): e1/8 */
+	n += rec(r + n, 1, 4);		/* exit, short: dropped */
+	n += rec(r + n, 1, 16);		/* exit, long: dropped */
+	n += rec(r + n, 2, 0);		/* time(): e2/0 */
+	n += rec(r + n, 2, 8);		/* time() with bytes: dropped */
+	n += rec(r + n, 3, 8);		/* system(): never from the agent */
+	n += rec(r + n, 6, 8);		/* cat(): never */
+	n += rec(r + n, 4, 0);		/* print(@c): e4/0, a snapshot */
+	n += rec(r + n, 5, 8);		/* print(value): e5/8 */
+	n += rec(r + n, 5, 0);		/* too short: dropped */
+	n += rec(r + n, 7, 8);		/* -k helper error: e7/8 */
+	n += rec(r + n, 9, 0);		/* no such event */
+	send_msg(fd, AGENT_MSG_PRINTF, 0, r, n);
+	n = rec(r, 0, 8);		/* a second message: after the first */
+	send_msg(fd, AGENT_MSG_PRINTF, 0, r, n);
+	for (int i = 0; i < 5; i++)
+		agentctl_poll(ev_ac, 20);
+	CHECK(!strcmp(evlog, "p0/8 e1/8 e2/0 e4/0 e5/8 e7/8 p0/8 "),
+	      "events/sizes checked per kind, in order");
+	if (strcmp(evlog, "p0/8 e1/8 e2/0 e4/0 e5/8 e7/8 p0/8 "))
+		printf("# got: %s\n", evlog);
+	close(fd);
+	agentctl_free(ev_ac);
+}
+
 /* An agent that never comes: no device part, no error, no wait. */
 static void test_no_agent(void)
 {
@@ -1251,6 +1354,7 @@ int main(void)
 	test_went_away();
 	test_exit_race(0);
 	test_exit_race(1);
+	test_host_events();
 	test_no_agent();
 	test_dryrun();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
