@@ -46,8 +46,19 @@ same() {
 	fi
 }
 
+# gt_c LABEL PROGRAM: gputrace -c the workload, output in $T/out
+gt_c() {
+	timeout -k 5 120 "$GT" -c "$T/launches" -e "$2" </dev/null \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$1: gputrace status $rc"
+		sed 's/^/    /' "$T/err"
+	fi
+}
+
 # 1. -c, everything at once
-timeout -k 5 120 "$GT" -c "$T/launches" -e '
+gt_c -c '
 cuda:launch { @[kernel, gridDim.x, blockDim.x] = count(); }
 cuda:launch:gt::vadd* { @v[kernel] = count(); }
 cuda:launch:scale { @s = count(); }
@@ -55,12 +66,7 @@ cuda:graph { @graph = count(); }
 cuda:malloc { @malloc[size] = count(); }
 cuda:sync { @syncs = count(); }
 cuda:sync /duration == 0 || duration > 10000000000/ { @badsync[duration] = count(); }
-' </dev/null >"$T/out" 2>"$T/err"
-rc=$?
-if [ $rc -ne 0 ]; then
-	fail "-c: gputrace status $rc"
-	sed 's/^/    /' "$T/err"
-fi
+'
 same "-c launch counts per kernel and grid" '^@\['
 same "-c graph launches counted apart" '^@graph:'
 same "-c cuda:launch:gt::vadd* filter" '^@v\['
@@ -77,19 +83,14 @@ else
 fi
 [ $failed -eq 0 ] || { echo "gputrace -c output:"; sed 's/^/    /' "$T/out" "$T/err"; }
 
-# 3. -c, exit() at the first cudaFree after the last launch and sync:
+# 2. -c, exit() at the first cudaFree after the last launch and sync:
 # every launch counted and every line printed before it (with the agent:
 # its final snapshot and its events before the exit, docs/hostpath.md)
-timeout -k 5 120 "$GT" -c "$T/launches" -e '
+gt_c "-c exit()" '
 cuda:launch { @[kernel, gridDim.x, blockDim.x] = count(); }
 cuda:launch:scale { printf("scale %d\n", gridDim.x); }
 cuda:free /arg0 != 0/ { exit(); }
-' </dev/null >"$T/out" 2>"$T/err"
-rc=$?
-if [ $rc -ne 0 ]; then
-	fail "-c exit(): gputrace status $rc"
-	sed 's/^/    /' "$T/err"
-fi
+'
 same "-c exit(): launch counts per kernel and grid" '^@\['
 n=$(grep -c '^scale 16$' "$T/out")
 if [ "$n" = 30 ] && ! grep -q '^Lost' "$T/out"; then
@@ -98,7 +99,7 @@ else
 	fail "-c exit(): $n of 30 lines printed before it"
 fi
 
-# 2. -p: the program is running (driver loaded, no launch yet)
+# 3. -p: the program is running (driver loaded, no launch yet)
 "$T/launches" -s >"$T/pout" 2>&1 &
 wpid=$!
 i=0

@@ -893,6 +893,18 @@ static void test_agent(void)
 	CHECK(access(dir, F_OK) && errno == ENOENT, "agent/files removed");
 }
 
+/* The value of agentctl_env()'s NAME=VALUE, or "". */
+static const char *env_of(struct agentctl *ac, const char *name)
+{
+	const char *const *env = agentctl_env(ac);
+	size_t n = strlen(name);
+
+	for (int i = 1; env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return "";
+}
+
 /*
  * Processes leaving without BYE: one that launched kernels is told about
  * (its last maps stand), a shell wrapper that never did is not.
@@ -901,7 +913,6 @@ static void test_went_away(void)
 {
 	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *const *env;
 	struct agentctl *ac;
 	char *errs;
 
@@ -910,11 +921,8 @@ static void test_went_away(void)
 		return;
 	}
 	agentctl_configure(ac, &unit, &dset);
-	env = agentctl_env(ac);
-	for (int i = 1; env[i]; i++)
-		if (!strncmp(env[i], AGENT_ENV_SOCK "=", strlen(AGENT_ENV_SOCK) + 1))
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
-				 env[i] + strlen(AGENT_ENV_SOCK) + 1);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+		 env_of(ac, AGENT_ENV_SOCK));
 	grab_stderr();
 	for (uint32_t pid = 100; pid < 102; pid++) {
 		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -1014,7 +1022,6 @@ static void test_exit_race(int mode)
 {
 	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
 	struct racer r = { .mode = mode };
-	const char *const *env;
 	struct agentctl *ac;
 	struct out_map om;
 	pthread_t th;
@@ -1025,17 +1032,9 @@ static void test_exit_race(int mode)
 		return;
 	}
 	agentctl_configure(ac, &unit, &dset);
-	env = agentctl_env(ac);
-	for (int i = 1; env[i]; i++) {
-		const char *eq = strchr(env[i], '=');
-
-		if (!strncmp(env[i], AGENT_ENV_CONFIG "=", eq - env[i] + 1))
-			r.cfg_path = eq + 1;
-		else if (!strncmp(env[i], AGENT_ENV_SOCK "=", eq - env[i] + 1))
-			r.sock = eq + 1;
-		else if (!strncmp(env[i], AGENT_ENV_SEG "=", eq - env[i] + 1))
-			r.seg_fd = atoi(eq + 1);
-	}
+	r.cfg_path = env_of(ac, AGENT_ENV_CONFIG);
+	r.sock = env_of(ac, AGENT_ENV_SOCK);
+	r.seg_fd = atoi(env_of(ac, AGENT_ENV_SEG));
 	pthread_create(&th, NULL, race_agent, &r);
 	for (int n = 0; n < 100 && !__atomic_load_n(&r.hello, __ATOMIC_ACQUIRE); n++)
 		agentctl_poll(ac, 20);
@@ -1104,7 +1103,6 @@ static void test_host_events(void)
 				  .on_event = log_event };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct unit hu = unit;
-	const char *const *env;
 	uint8_t r[512];
 	size_t n = 0;
 	int fd;
@@ -1117,11 +1115,8 @@ static void test_host_events(void)
 	}
 	agentctl_configure(ev_ac, &hu, &dset);
 	agentctl_set_cb(ev_ac, &cb);
-	env = agentctl_env(ev_ac);
-	for (int i = 1; env[i]; i++)
-		if (!strncmp(env[i], AGENT_ENV_SOCK "=", strlen(AGENT_ENV_SOCK) + 1))
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
-				 env[i] + strlen(AGENT_ENV_SOCK) + 1);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+		 env_of(ev_ac, AGENT_ENV_SOCK));
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		CHECK(0, "events/connect");
