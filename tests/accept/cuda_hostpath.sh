@@ -8,7 +8,9 @@
 # printf from the agent prints the same lines, and loses none at 100,000
 # launches a second or says exactly how many it lost; cuda:launch:GLOB
 # clauses match the same kernels on both paths; a program that calls
-# exit() prints complete maps; 10 threads launching
+# exit() prints complete maps; print(@m), zero(), print(value), time()
+# and exit(CODE) from the agent give the same text and status as from
+# the kernel, and system() keeps event clauses on their uprobes; 10 threads launching
 # 100,000 times each are counted exactly, and so is print(@); clear(@)
 # every 300 ms while threads launch; and the other cuda: tests pass on
 # the kernel path too.
