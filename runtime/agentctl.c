@@ -23,6 +23,7 @@
 
 #include "probes/elf_syms.h"
 #include "probes/provider.h"
+#include "runtime/hostevents.h"
 #include "runtime/knames.h"
 #include "runtime/agentctl_priv.h"
 
@@ -552,6 +553,7 @@ void agentctl_free(struct agentctl *ac)
 	for (int i = 0; i < ac->nmatched; i++)
 		free(ac->matched[i]);
 	free(ac->matched);
+	free(ac->evq);
 	if (ac->base)
 		for (int i = 0; i < ac->cfg.nmaps; i++)
 			agentctl_tab_free(&ac->base[i].tab);
@@ -627,7 +629,10 @@ static int gather(struct agentctl *ac)
 /*
  * After C's DONE or BYE for SEQ naming REGION: copy the region if C
  * wrote it (its header says SEQ).  The copy outlives the agent and the
- * region's next writer.
+ * region's next writer.  -EAGAIN: a later snapshot of C's (its final
+ * one, as the program ends) is being written or has replaced this one,
+ * or did so while we copied: its own message (BYE) follows, wait for
+ * it.  An older header: C wrote nothing (0, nothing copied).
  */
 static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 		    uint64_t seq, uint32_t region)
@@ -636,6 +641,7 @@ static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 	const uint64_t maximg = (AGENT_SEG_BYTES - sizeof(*h)) /
 				sizeof(struct agent_seg_map);
 	struct agentctl_img *v;
+	uint64_t hseq;
 	uint32_t n;
 	int k = 0, bad = 0;
 
@@ -651,7 +657,10 @@ static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 		ac->seg[region] = p;
 	}
 	h = (const void *)ac->seg[region];
-	if (h->magic != AGENT_SEG_MAGIC || h->seq != seq)
+	hseq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+	if (h->magic == AGENT_SEG_MAGIC && (!hseq || hseq > seq))
+		return -EAGAIN;
+	if (h->magic != AGENT_SEG_MAGIC || hseq != seq)
 		return 0;
 	n = h->nimages;
 	if (seq == c->have_seq)
@@ -686,6 +695,12 @@ static int seg_copy(struct agentctl *ac, struct agentctl_conn *c,
 			       im.bytes);
 		}
 		k++;
+	}
+	/* torn: the agent began its next snapshot as we copied */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq) {
+		free_imgs(v, k);
+		return -EAGAIN;
 	}
 	if (bad)
 		fprintf(stderr, "gputrace: agent in process %d: %d map images do not match the configuration; ignored\n",
@@ -767,27 +782,88 @@ static void report(struct agentctl *ac, const char *s, size_t n)
 	}
 }
 
-static void deliver_printf(struct agentctl *ac, const uint8_t *p, size_t n)
+/*
+ * The whole records of a PRINTF message, each padded to 8, onto the
+ * queue deliver() empties: a host clause's print() takes a snapshot,
+ * which reads more messages, so nothing is delivered from handle().
+ */
+static void queue_events(struct agentctl *ac, const uint8_t *p, size_t n)
 {
 	while (n >= sizeof(struct agent_printf_rec)) {
 		struct agent_printf_rec r;
-		const struct event_desc *ev;
-		size_t len;
+		size_t len, pad;
 
 		memcpy(&r, p, sizeof(r));
 		if (r.size > n - sizeof(r))
 			return;
-		ev = ac->u && r.fmt < (uint32_t)ac->u->nevents ?
-		     &ac->u->events[r.fmt] : NULL;
-		if (ev && ev->kind == EV_PRINTF && ac->cb.on_printf &&
-		    (!ev->args || (uint32_t)ev->args->size <= r.size))
-			ac->cb.on_printf(ac->cb.arg, r.fmt, p + sizeof(r), r.size);
-		len = sizeof(r) + ((r.size + 7ull) & ~7ull);
-		if (len >= n)
-			return;
+		pad = sizeof(r) + ((r.size + 7ull) & ~7ull);
+		if (ac->evq_len + pad > ac->evq_cap) {
+			size_t cap = ac->evq_cap ? ac->evq_cap : 65536;
+			uint8_t *q;
+
+			while (cap < ac->evq_len + pad)
+				cap *= 2;
+			q = realloc(ac->evq, cap);
+			if (!q)
+				return;
+			ac->evq = q;
+			ac->evq_cap = cap;
+		}
+		memset(ac->evq + ac->evq_len, 0, pad);
+		memcpy(ac->evq + ac->evq_len, p, sizeof(r) + r.size);
+		ac->evq_len += pad;
+		len = pad < n ? pad : n;
 		p += len;
 		n -= len;
 	}
+}
+
+/* One record, once its id and size are checked against the unit. */
+static void dispatch(struct agentctl *ac, const struct agent_printf_rec *r,
+		     const uint8_t *args)
+{
+	const struct event_desc *ev;
+
+	ev = ac->u && r->fmt < (uint32_t)ac->u->nevents ?
+	     &ac->u->events[r->fmt] : NULL;
+	if (!ev)
+		return;
+	if (ev->kind == EV_PRINTF) {
+		if (ac->cb.on_printf &&
+		    (!ev->args || (uint32_t)ev->args->size <= r->size))
+			ac->cb.on_printf(ac->cb.arg, r->fmt, args, r->size);
+		return;
+	}
+	if (ac->cb.on_event && hostev_size(ev) == (int64_t)r->size)
+		ac->cb.on_event(ac->cb.arg, r->fmt, args, r->size);
+}
+
+/* The queued records, in order; once at a time (a callback's snapshot
+ * queues more, which this loop delivers after the current one). */
+static void deliver(struct agentctl *ac)
+{
+	uint8_t small[512], *args;
+
+	if (ac->delivering)
+		return;
+	ac->delivering = true;
+	while (ac->evq_head < ac->evq_len) {
+		struct agent_printf_rec r;
+		const uint8_t *p = ac->evq + ac->evq_head;
+
+		memcpy(&r, p, sizeof(r));
+		/* a copy: the callback may grow the queue */
+		args = r.size <= sizeof(small) ? small : malloc(r.size);
+		ac->evq_head += sizeof(r) + ((r.size + 7ull) & ~7ull);
+		if (!args)
+			continue;
+		memcpy(args, p + sizeof(r), r.size);
+		dispatch(ac, &r, args);
+		if (args != small)
+			free(args);
+	}
+	ac->evq_head = ac->evq_len = 0;
+	ac->delivering = false;
 }
 
 static int send_msg(struct agentctl_conn *c, uint32_t type, uint64_t seq);
@@ -842,14 +918,13 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		send_msg(c, AGENT_MSG_KHANDLE_ACK, m.seq);
 		break;
 	case AGENT_MSG_SNAPSHOT_DONE:
-		if (c->want && m.seq == c->want) {
-			if (m.len >= 4)
-				seg_copy(ac, c, m.seq, region);
+		/* no region: nothing was written */
+		if (c->want && m.seq == c->want &&
+		    (m.len < 4 || seg_copy(ac, c, m.seq, region) != -EAGAIN))
 			c->got = true;
-		}
 		break;
 	case AGENT_MSG_PRINTF:
-		deliver_printf(ac, pl, m.len);
+		queue_events(ac, pl, m.len);
 		break;
 	case AGENT_MSG_HLOST:
 		if (m.len >= 8) {
@@ -989,6 +1064,7 @@ static int service(struct agentctl *ac)
 
 		n += k > 0 ? k : 0;
 	}
+	deliver(ac);
 	return n;
 }
 

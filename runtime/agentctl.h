@@ -61,6 +61,13 @@ struct agentctl_cb {
 	 */
 	void (*on_printf)(void *arg, uint32_t fmt, const void *args,
 			  uint32_t size);
+	/*
+	 * Another event a host clause sent from the agent: ID is an event
+	 * of the unit that hostev_size() accepts, ARGS exactly that size.
+	 * It may call agentctl_snapshot() (print, clear, zero).
+	 */
+	void (*on_event)(void *arg, uint32_t id, const void *args,
+			 uint32_t size);
 	/* -p: kernel HANDLE (mangled NAME) was first launched since the
 	 * attach; its name is what cuda:launch needs (then ACKed) */
 	void (*on_khandle)(void *arg, uint64_t handle, const char *name);

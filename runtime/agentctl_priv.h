@@ -75,6 +75,11 @@ struct agentctl {
 	uint64_t lost_seen;
 	uint64_t *drops_seen;		/* per map */
 	struct agentctl_base *base;	/* per map */
+	/* event records received, delivered in order outside handle() (a
+	 * print from the agent takes a snapshot, which reads messages) */
+	uint8_t *evq;
+	size_t evq_head, evq_len, evq_cap;
+	bool delivering;
 };
 
 /* agentctl_merge.c */

@@ -18,6 +18,7 @@
 #include "lang/ast.h"
 #include "probes/cuda_priv.h"
 #include "probes/provider.h"
+#include "runtime/hostevents.h"
 #include "runtime/hostpath.h"
 
 bool hostpath_off(void)
@@ -128,7 +129,7 @@ static int entry_of(const char *func)
  */
 static const char *refuse(const struct gt_bpf_prog *prog,
 			  const struct agent_hmap *hm, int nmaps,
-			  bool printf_only, char *why, size_t len)
+			  bool events_ok, char *why, size_t len)
 {
 	const struct probe *p = prog->probe;
 	struct hbpf_map *maps = calloc(nmaps + 1, sizeof(*maps));
@@ -158,11 +159,13 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 		if (in->code == (BPF_JMP | BPF_CALL) &&
 		    (in->imm == BPF_FUNC_map_delete_elem ||
 		     in->imm == BPF_FUNC_ringbuf_reserve ||
-		     (in->imm == BPF_FUNC_ringbuf_output && !printf_only))) {
-			snprintf(why, len, "%s is not in the agent yet",
+		     (in->imm == BPF_FUNC_ringbuf_output && !events_ok))) {
+			snprintf(why, len, "%s",
 				 in->imm == BPF_FUNC_map_delete_elem ?
-				 "delete()" : in->imm == BPF_FUNC_ringbuf_reserve ?
-				 "join()" : "an event other than printf (print, exit, time...)");
+				 "delete() is not in the agent yet" :
+				 in->imm == BPF_FUNC_ringbuf_reserve ?
+				 "join() is not in the agent yet" :
+				 "the program has cat(), system() or join(), whose events the tracer takes from the kernel only");
 			goto out;
 		}
 	}
@@ -175,7 +178,7 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 		if (in->imm < 0 || in->imm >= nmaps ||
 		    (hm[in->imm].role != AGENT_HM_AGG &&
 		     hm[in->imm].role != AGENT_HM_NAMES &&
-		     !(printf_only && (hm[in->imm].role == AGENT_HM_EVENTS ||
+		     !(events_ok && (hm[in->imm].role == AGENT_HM_EVENTS ||
 				       hm[in->imm].role == AGENT_HM_LOST)))) {
 			snprintf(why, len, "map %d is not an aggregation the agent keeps",
 				 in->imm);
@@ -200,32 +203,17 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 		    bool verbose, struct agent_config *hc, bool *host_maps)
 {
 	const struct cuda_shared *sh = NULL;
-	bool printf_only = true;
+	bool events_ok = hostev_unit_ok(u);
 	char why[300];
 	int n = 0;
 
 	memset(hc, 0, sizeof(*hc));
 	/*
-	 * The agent's events reach the tracer as printf records (checked
-	 * and formatted like device printf): a program whose events are
-	 * all printf may send them from the agent; one event of another
-	 * kind anywhere keeps every clause that sends events on the kernel.
+	 * The agent's events reach the tracer as records of the kernel
+	 * ring's form, each checked against its kind (runtime/hostevents.c):
+	 * one event the tracer takes from the kernel only (cat, system,
+	 * join) anywhere keeps every clause that sends events there.
 	 */
-	for (int i = 0; i < u->nevents; i++)
-		if (u->events[i].kind != EV_PRINTF)
-			printf_only = false;
-	/*
-	 * exit() anywhere: the tracer prints the maps as it stops, and a CI
-	 * run once printed the agent's count as 0 there (a race with its
-	 * last snapshot, not understood yet): every clause stays on the
-	 * kernel until that is fixed.
-	 */
-	for (int i = 0; i < u->nevents; i++)
-		if (u->events[i].kind == EV_EXIT) {
-			if (verbose)
-				fprintf(stderr, "gputrace: cuda: clauses run as kernel uprobes: the program calls exit()\n");
-			return 0;
-		}
 	for (int i = 0; i < obj->nprogs && !sh; i++) {
 		const struct probe *q = obj->progs[i].probe;
 		const struct cuda_priv *pv = q ? q->priv : NULL;
@@ -253,7 +241,7 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 
 		if (!p || p->prov != &provider_cuda || !pv || pv->hidden)
 			continue;
-		no = refuse(prog, hc->hmaps, obj->nmaps, printf_only, why,
+		no = refuse(prog, hc->hmaps, obj->nmaps, events_ok, why,
 			    sizeof(why));
 		if (no) {
 			if (verbose)

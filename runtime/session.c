@@ -130,6 +130,24 @@ static void on_dev_printf(void *arg, uint32_t fmt, const void *args,
 	out_flush(s->o);
 }
 
+/*
+ * An event a host clause sent from the agent (agentctl checked its id
+ * and size): handled as the same record from the kernel's ring.
+ */
+static void on_agent_event(void *arg, uint32_t id, const void *args,
+			   uint32_t size)
+{
+	uint8_t *rec = malloc(8 + (size_t)size);
+	uint64_t id64 = id;
+
+	if (!rec)
+		return;
+	memcpy(rec, &id64, 8);
+	memcpy(rec + 8, args, size);
+	session_on_event(arg, rec, 8 + (size_t)size);
+	free(rec);
+}
+
 /* printf's text for the arguments at P: cat()'s path, system()'s command */
 static char *render(const struct event_desc *ev, const uint8_t *p)
 {
@@ -329,6 +347,12 @@ int session_on_event(void *ctx, void *data, size_t size)
 	case EV_EXIT: {
 		int64_t code;
 
+		/*
+		 * What the agent's host clauses sent before it prints first:
+		 * a snapshot has the agent send its threads' events first
+		 * (docs/hostpath.md).
+		 */
+		agentctl_snapshot(s->ac, 1000);
 		memcpy(&code, p, 8);
 		s->exiting = true;
 		s->exit_code = (int)code;
@@ -490,6 +514,7 @@ static int attach_range(struct session *s, bool fired, bool verbose)
 void session_use_agent(struct session *s, struct agentctl *ac)
 {
 	struct agentctl_cb cb = { .on_printf = on_dev_printf,
+				  .on_event = on_agent_event,
 				  .on_khandle = on_khandle, .arg = s };
 
 	s->ac = ac;
@@ -501,6 +526,7 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 {
 	struct session s = { .u = u, .obj = obj, .o = o, .ac = opts->agent };
 	struct agentctl_cb cb = { .on_printf = on_dev_printf,
+				  .on_event = on_agent_event,
 				  .on_khandle = on_khandle, .arg = &s };
 	struct ring_buffer *rb = NULL;
 	struct metrics *mx = NULL;

@@ -787,6 +787,13 @@ int agent_ctx_snapshot(uint64_t seq, bool final)
 		agent_report_once("the map segment is too small");
 		return -ENOSPC;
 	}
+	/*
+	 * Being written: the tracer may be copying the last snapshot (a
+	 * DONE it has not read yet, before this final one): seq 0 until
+	 * the end tells it the copy is torn (agentctl.c's seg_copy).
+	 */
+	__atomic_store_n(&h->seq, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	mode = relax_for_copies();
 	for (struct agent_actx *a = ctxs; a; a = a->next) {
 		bool live = !a->dead, first = true;

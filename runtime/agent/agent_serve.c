@@ -45,6 +45,7 @@ static void on_message(void)
 		uint8_t b[4096];
 	} u;
 	ssize_t n = recv(agent.sock, &u, sizeof(u), MSG_DONTWAIT);
+	int err;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
@@ -61,9 +62,18 @@ static void on_message(void)
 		 * maps are printed (the last ones before a -p detach) */
 		agent_complete_flush(false);
 		agent_sample_flush();
-		if (agent_ctx_snapshot(u.m.seq, false) == 0)
+		/* and host clauses' events before it (an exit() the tracer
+		 * saw in the kernel's ring comes after them) */
+		agent_host_drain();
+		err = agent_ctx_snapshot(u.m.seq, false);
+		if (!err)
 			agent.snap_seq = u.m.seq;
-		agent_send_done(AGENT_MSG_SNAPSHOT_DONE, u.m.seq);
+		/* nothing written: no region, so the tracer does not wait
+		 * for this snapshot in the segment */
+		if (err == -EBUSY || err == -ENOSPC)
+			agent_send(AGENT_MSG_SNAPSHOT_DONE, u.m.seq, NULL, 0);
+		else
+			agent_send_done(AGENT_MSG_SNAPSHOT_DONE, u.m.seq);
 		break;
 	case AGENT_MSG_KHANDLE_ACK:
 		pthread_mutex_lock(&ack_lock);

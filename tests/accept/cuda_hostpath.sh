@@ -7,8 +7,10 @@
 # and on the fake driver (kernel names); -v says which clause runs where;
 # printf from the agent prints the same lines, and loses none at 100,000
 # launches a second or says exactly how many it lost; cuda:launch:GLOB
-# clauses match the same kernels on both paths; a clause the agent
-# cannot run (an exit() event) stays on its uprobe; 10 threads launching
+# clauses match the same kernels on both paths; a program that calls
+# exit() prints complete maps; print(@m), zero(), print(value), time()
+# and exit(CODE) from the agent give the same text and status as from
+# the kernel, and system() keeps event clauses on their uprobes; 10 threads launching
 # 100,000 times each are counted exactly, and so is print(@); clear(@)
 # every 300 ms while threads launch; and the other cuda: tests pass on
 # the kernel path too.
@@ -93,12 +95,16 @@ both "$FAKE" "$PROG3" json
 grep -q '^gputrace: cuda:launch@cuLaunchKernel runs in the agent$' "$T/err" ||
 	{ echo "-v: printf clause not in the agent:"; cat "$T/err"; exit 1; }
 
-# exit() in the program: every clause stays on its uprobe (docs/hostpath.md)
-run "$stub" -v -c "$STUB -n 1" -e 'cuda:launch /gridDim.x == 16/ {
+# exit() in the program: the clauses the agent can run run there, and
+# the maps printed at exit are complete (the agent's final snapshot may
+# overwrite its answer to the tracer's last one: agentctl.c's seg_copy)
+EXITPROG='cuda:launch /gridDim.x == 16/ {
 	printf("coop %d\n", blockDim.x); }
 cuda:launch { @n = count(); }
-cuda:memcpy /size == 4000/ { exit(); }' || { cat "$T/err"; exit 1; }
-want "coop 32
+cuda:memcpy /size == 4000/ { exit(); }'
+for i in 1 2 3; do
+	run "$stub" -v -c "$STUB -n 1" -e "$EXITPROG" || { cat "$T/err"; exit 1; }
+	want "coop 32
 coop 32
 coop 32
 coop 32
@@ -106,8 +112,41 @@ coop 32
 
 
 @n: 32"
-grep -q 'cuda: clauses run as kernel uprobes: the program calls exit()' "$T/err" ||
-	{ echo "-v: exit() not named:"; cat "$T/err"; exit 1; }
+done
+grep -q '^gputrace: cuda:launch@cuLaunchKernel runs in the agent$' "$T/err" ||
+	{ echo "-v: exit() program not in the agent:"; cat "$T/err"; exit 1; }
+
+# events other than printf from the agent: print(@m), zero(), print(value),
+# time(), exit(CODE), on the last launch the clauses see (cuda_stub -k then
+# waits: nothing launches after the exit); the same text and status both
+# ways, and a program with system() keeps its event clauses on uprobes
+PROG5='cuda:launch { @n = count(); }
+cuda:launch /gridDim.x == 16/ { @c = count(); @z[blockDim.x] = sum(gridDim.x); }
+cuda:launch:_ZN2hz*IdLi3E* { print(@c); zero(@z); print(gridDim.x);
+	time("t\n"); printf("bye %s\n", kernel); exit(3); }'
+GPUTRACE_CUDA_UPROBES=1 run "$FAKE" -c "$STUB -n 1 -k" -e "$PROG5"
+[ $? = 3 ] || { echo "kernel path: exit(3) status:"; cat "$T/err"; exit 1; }
+cp "$T/out" "$T/kernel"
+run "$FAKE" -v -c "$STUB -n 1 -k" -e "$PROG5"
+[ $? = 3 ] || { echo "agent path: exit(3) status:"; cat "$T/err"; exit 1; }
+want "@c: 5
+6
+t
+bye hz::detail::stencil_kernel_with_a_name_long_enough_to_pass_64<double, 3>
+
+
+@c: 5
+@n: 29
+@z[32]: 0"
+cmp -s "$T/kernel" "$T/out" ||
+	{ echo "events: the agent's output differs:"; diff -u "$T/kernel" "$T/out"; exit 1; }
+grep -q '^gputrace: cuda:launch:_ZN2hz\*IdLi3E\*@cuLaunchKernel runs in the agent$' "$T/err" ||
+	{ echo "-v: event clause not in the agent:"; cat "$T/err"; exit 1; }
+run "$stub" -v -c "$STUB -n 1" -e 'cuda:launch /gridDim.x == 16/ { printf("x\n"); }
+cuda:memcpy /size == 4000/ { system("true"); }' --unsafe ||
+	{ echo "system():"; cat "$T/err"; exit 1; }
+grep -q 'cuLaunchCooperativeKernel runs as a kernel uprobe: the program has cat(), system() or join()' "$T/err" ||
+	{ echo "-v: system() not named:"; cat "$T/err"; exit 1; }
 
 # every launch prints: at 100,000 a second (2 threads) nothing is lost
 run "$stub" -c "$LOOP -t 2 -n 20000 -r 50000" \

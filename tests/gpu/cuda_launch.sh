@@ -6,6 +6,8 @@
 #   -c: per-kernel launch counts exact, graph launches counted apart,
 #       cuda:launch:GLOB filters, cuda:malloc sizes, cuda:sync durations
 #   -p: the same launch counts for a program started before the tracer
+#   -c with exit() at the first cudaFree after the launches: counts
+#       exact, the lines printed before it all there
 # Prints PASS/FAIL per check; exit 0 when all pass, 1 otherwise, 77
 # without nvcc.
 GT=${GPUTRACE:-build/gputrace}
@@ -44,8 +46,19 @@ same() {
 	fi
 }
 
+# gt_c LABEL PROGRAM: gputrace -c the workload, output in $T/out
+gt_c() {
+	timeout -k 5 120 "$GT" -c "$T/launches" -e "$2" </dev/null \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$1: gputrace status $rc"
+		sed 's/^/    /' "$T/err"
+	fi
+}
+
 # 1. -c, everything at once
-timeout -k 5 120 "$GT" -c "$T/launches" -e '
+gt_c -c '
 cuda:launch { @[kernel, gridDim.x, blockDim.x] = count(); }
 cuda:launch:gt::vadd* { @v[kernel] = count(); }
 cuda:launch:scale { @s = count(); }
@@ -53,12 +66,7 @@ cuda:graph { @graph = count(); }
 cuda:malloc { @malloc[size] = count(); }
 cuda:sync { @syncs = count(); }
 cuda:sync /duration == 0 || duration > 10000000000/ { @badsync[duration] = count(); }
-' </dev/null >"$T/out" 2>"$T/err"
-rc=$?
-if [ $rc -ne 0 ]; then
-	fail "-c: gputrace status $rc"
-	sed 's/^/    /' "$T/err"
-fi
+'
 same "-c launch counts per kernel and grid" '^@\['
 same "-c graph launches counted apart" '^@graph:'
 same "-c cuda:launch:gt::vadd* filter" '^@v\['
@@ -75,7 +83,23 @@ else
 fi
 [ $failed -eq 0 ] || { echo "gputrace -c output:"; sed 's/^/    /' "$T/out" "$T/err"; }
 
-# 2. -p: the program is running (driver loaded, no launch yet)
+# 2. -c, exit() at the first cudaFree after the last launch and sync:
+# every launch counted and every line printed before it (with the agent:
+# its final snapshot and its events before the exit, docs/hostpath.md)
+gt_c "-c exit()" '
+cuda:launch { @[kernel, gridDim.x, blockDim.x] = count(); }
+cuda:launch:scale { printf("scale %d\n", gridDim.x); }
+cuda:free /arg0 != 0/ { exit(); }
+'
+same "-c exit(): launch counts per kernel and grid" '^@\['
+n=$(grep -c '^scale 16$' "$T/out")
+if [ "$n" = 30 ] && ! grep -q '^Lost' "$T/out"; then
+	pass "-c exit(): the 30 lines printed before it"
+else
+	fail "-c exit(): $n of 30 lines printed before it"
+fi
+
+# 3. -p: the program is running (driver loaded, no launch yet)
 "$T/launches" -s >"$T/pout" 2>&1 &
 wpid=$!
 i=0

@@ -5,12 +5,15 @@
  * tests/accept/cuda_hostpath.sh and bench/hostpath; any driver will do
  * (the toolkit's stub returns at once).
  *
- *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE]
+ *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE] [-m]
  *
  * -r: each thread launches at most RATE times a second (paced every 100
  * launches), else as fast as it can.
  * Thread i (0-based) launches LAUNCHES times with grid (i + 1) x 1 x 1,
- * block 32, on function handle 0x100 + i.  At the end, on stderr:
+ * block 32, on function handle 0x100 + i; with -m, on kernel "k<i>" of a
+ * module loaded from a PTX image (cuModuleLoadData, cuModuleGetFunction:
+ * a driver whose launches look at the handle, as
+ * tests/accept/agent_fakecuda.c's, and kernel names for the clauses).  At the end, on stderr:
  * "cuda_loop: T threads x N launches: X ns per launch" (the launch
  * loops only: the threads' wall time over all launches).
  */
@@ -28,7 +31,11 @@ typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz,
 			 unsigned shmem, void *stream, void **params,
 			 void **extra);
 
+typedef int (*load_fn)(void **mod, const void *image);
+typedef int (*getfn_fn)(void **f, void *mod, const char *name);
+
 static launch_fn launch;
+static void *func[256];
 static long nlaunch = 200000, rate;
 static pthread_barrier_t go;
 
@@ -51,8 +58,8 @@ static void *worker(void *arg)
 	t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	start = now_ns(CLOCK_MONOTONIC);
 	for (long k = 0; k < nlaunch; k++) {
-		launch((void *)(0x100 + i), (unsigned)i + 1, 1, 1, 32, 1, 1, 0,
-		       NULL, NULL, NULL);
+		launch(func[i], (unsigned)i + 1, 1, 1, 32, 1, 1, 0, NULL,
+		       NULL, NULL);
 		if (rate && k % 100 == 99) {
 			uint64_t due = start + (uint64_t)(k + 1) * 1000000000ull / rate;
 			struct timespec ts = { due / 1000000000ull,
@@ -65,16 +72,48 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* -m: kernels k0..k<N-1> of a PTX module, for the threads */
+static int modfuncs(void *lib, long n)
+{
+	load_fn load = (load_fn)dlsym(lib, "cuModuleLoadData");
+	getfn_fn getfn = (getfn_fn)dlsym(lib, "cuModuleGetFunction");
+	static char ptx[256 * 40 + 64];
+	size_t len;
+	void *m;
+
+	len = (size_t)snprintf(ptx, sizeof(ptx),
+			       ".version 8.0\n.target sm_90\n.address_size 64\n");
+	for (long i = 0; i < n; i++)
+		len += (size_t)snprintf(ptx + len, sizeof(ptx) - len,
+					".visible .entry k%ld() { ret; }\n", i);
+	if (!load || !getfn || load(&m, ptx)) {
+		fprintf(stderr, "cuda_loop: cannot load the module\n");
+		return -1;
+	}
+	for (long i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "k%ld", i);
+		if (getfn(&func[i], m, name)) {
+			fprintf(stderr, "cuda_loop: no function %s\n", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long nthreads = 1;
 	pthread_t th[256];
 	uint64_t t0, t1, cpu = 0;
 	void *lib;
-	int c;
+	int c, mod = 0;
 
-	while ((c = getopt(argc, argv, "t:n:r:")) != -1) {
-		if (c == 't')
+	while ((c = getopt(argc, argv, "t:n:r:m")) != -1) {
+		if (c == 'm')
+			mod = 1;
+		else if (c == 't')
 			nthreads = atol(optarg);
 		else if (c == 'r')
 			rate = atol(optarg);
@@ -95,6 +134,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cuda_loop: no cuLaunchKernel\n");
 		return 1;
 	}
+	for (long i = 0; i < nthreads; i++)
+		func[i] = (void *)(0x100 + i);
+	if (mod && modfuncs(lib, nthreads))
+		return 1;
 	pthread_barrier_init(&go, NULL, (unsigned)nthreads + 1);
 	for (long i = 0; i < nthreads; i++)
 		if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i))

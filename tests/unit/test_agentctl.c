@@ -893,6 +893,18 @@ static void test_agent(void)
 	CHECK(access(dir, F_OK) && errno == ENOENT, "agent/files removed");
 }
 
+/* The value of agentctl_env()'s NAME=VALUE, or "". */
+static const char *env_of(struct agentctl *ac, const char *name)
+{
+	const char *const *env = agentctl_env(ac);
+	size_t n = strlen(name);
+
+	for (int i = 1; env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return "";
+}
+
 /*
  * Processes leaving without BYE: one that launched kernels is told about
  * (its last maps stand), a shell wrapper that never did is not.
@@ -901,7 +913,6 @@ static void test_went_away(void)
 {
 	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *const *env;
 	struct agentctl *ac;
 	char *errs;
 
@@ -910,11 +921,8 @@ static void test_went_away(void)
 		return;
 	}
 	agentctl_configure(ac, &unit, &dset);
-	env = agentctl_env(ac);
-	for (int i = 1; env[i]; i++)
-		if (!strncmp(env[i], AGENT_ENV_SOCK "=", strlen(AGENT_ENV_SOCK) + 1))
-			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
-				 env[i] + strlen(AGENT_ENV_SOCK) + 1);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+		 env_of(ac, AGENT_ENV_SOCK));
 	grab_stderr();
 	for (uint32_t pid = 100; pid < 102; pid++) {
 		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -938,6 +946,209 @@ static void test_went_away(void)
 	      !count_of(errs, "process 100"), "away/told only if it had maps");
 	free(errs);
 	agentctl_free(ac);
+}
+
+/*
+ * The program ends just as the tracer asks for its maps (exit() in the
+ * script): the agent answers (DONE), then its exit handler writes the
+ * final snapshot over that one and says BYE, all before the tracer reads
+ * the DONE.  The tracer must print the final maps, not none (issue 32:
+ * "@n: 0" under load).  Mode 0: the final snapshot is complete when the
+ * DONE is read; 1: it is still being written (seq 0) then.
+ */
+struct racer {
+	const char *sock, *cfg_path;
+	int seg_fd, mode, hello;
+};
+
+static void race_write(const struct agent_config *c, uint8_t *seg,
+		       uint64_t seq, uint64_t count)
+{
+	struct segw w = { .seg = seg, .off = 65536, .c = c };
+	struct agent_seg_hdr *h = (void *)seg;
+	struct devrt_map_desc d;
+	uint8_t *p = img(&w, M_C, 0, 0, 0, &d);
+
+	h->magic = AGENT_SEG_MAGIC;
+	slot(&d, p, 0, 0, NULL, (uint64_t[]){ count }, 1);
+	h->nimages = w.n;
+	__atomic_store_n(&h->seq, seq, __ATOMIC_RELEASE);
+}
+
+static void *race_agent(void *arg)
+{
+	struct racer *r = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct agent_config c;
+	struct agent_msg m;
+	uint32_t pid = 4343, region = 0;
+	uint8_t *seg;
+	int fd;
+
+	if (agent_config_read(r->cfg_path, &c))
+		return NULL;
+	seg = mmap(NULL, AGENT_SEG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   r->seg_fd, 0);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", r->sock);
+	if (seg != MAP_FAILED && fd >= 0 &&
+	    !connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		send_msg(fd, AGENT_MSG_HELLO, 0, &pid, 4);
+		send_msg(fd, AGENT_MSG_CUDA, 0, NULL, 0);
+		__atomic_store_n(&r->hello, 1, __ATOMIC_RELEASE);
+		if (recv(fd, &m, sizeof(m), 0) == sizeof(m) &&
+		    m.type == AGENT_MSG_SNAPSHOT) {
+			race_write(&c, seg, m.seq, 5);
+			if (r->mode == 0)
+				race_write(&c, seg, m.seq + 1, 7);
+			else	/* the final one under way */
+				__atomic_store_n(&((struct agent_seg_hdr *)seg)->seq,
+						 0, __ATOMIC_RELEASE);
+			send_msg(fd, AGENT_MSG_SNAPSHOT_DONE, m.seq, &region, 4);
+			usleep(100000);
+			race_write(&c, seg, m.seq + 1, 7);
+			send_msg(fd, AGENT_MSG_BYE, m.seq + 1, &region, 4);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (seg != MAP_FAILED)
+		munmap(seg, AGENT_SEG_BYTES);
+	agent_config_free(&c);
+	return NULL;
+}
+
+static void test_exit_race(int mode)
+{
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
+	struct racer r = { .mode = mode };
+	struct agentctl *ac;
+	struct out_map om;
+	pthread_t th;
+	char *errs;
+
+	if (agentctl_open(&o, &ac)) {
+		CHECK(0, "race/open");
+		return;
+	}
+	agentctl_configure(ac, &unit, &dset);
+	r.cfg_path = env_of(ac, AGENT_ENV_CONFIG);
+	r.sock = env_of(ac, AGENT_ENV_SOCK);
+	r.seg_fd = atoi(env_of(ac, AGENT_ENV_SEG));
+	pthread_create(&th, NULL, race_agent, &r);
+	for (int n = 0; n < 100 && !__atomic_load_n(&r.hello, __ATOMIC_ACQUIRE); n++)
+		agentctl_poll(ac, 20);
+	grab_stderr();
+	agentctl_snapshot(ac, 5000);
+	pthread_join(th, NULL);
+	errs = release_stderr();
+	host_map(&om, M_C, OA_COUNT);
+	CHECK(!agentctl_merge(ac, M_C, &om) && om.n == 1 &&
+	      om.entries[0].val.i == 7 && !count_of(errs, "in time"),
+	      mode ? "race/final snapshot under way at DONE: waited for BYE" :
+		     "race/final snapshot over the answer: taken from BYE");
+	maps_out_free(&om);
+	free(errs);
+	agentctl_free(ac);
+}
+
+/*
+ * Events of host clauses run in the agent: each record's size is checked
+ * against its kind (runtime/hostevents.c) before the session sees it;
+ * cat() and system() never come from the target; a callback that takes
+ * a snapshot (print) gets the records after it in order, not nested.
+ */
+static struct event_desc hev[] = {
+	{ .kind = EV_PRINTF, .fmt = "v=%d\n", .args = &t_pargs },
+	{ .kind = EV_EXIT },
+	{ .kind = EV_TIME },
+	{ .kind = EV_SYSTEM, .fmt = "echo %d", .args = &t_pargs },
+	{ .kind = EV_PRINT_MAP, .map = &syms[M_C] },
+	{ .kind = EV_PRINT_VAL, .args = &t_pargs },
+	{ .kind = EV_CAT, .fmt = "/etc/%d", .args = &t_pargs },
+	{ .kind = EV_HELPER_ERR },
+};
+
+static char evlog[256];
+static struct agentctl *ev_ac;
+
+static void log_printf(void *arg, uint32_t fmt, const void *args,
+		       uint32_t size)
+{
+	snprintf(evlog + strlen(evlog), sizeof(evlog) - strlen(evlog),
+		 "p%u/%u ", fmt, size);
+}
+
+static void log_event(void *arg, uint32_t id, const void *args, uint32_t size)
+{
+	snprintf(evlog + strlen(evlog), sizeof(evlog) - strlen(evlog),
+		 "e%u/%u ", id, size);
+	if (hev[id].kind == EV_PRINT_MAP)
+		agentctl_snapshot(ev_ac, 100);
+}
+
+static size_t rec(uint8_t *p, uint32_t id, uint32_t size)
+{
+	uint32_t hdr[2] = { id, size };
+
+	memcpy(p, hdr, 8);
+	memset(p + 8, 0x5a, size);
+	return 8 + (size + 7) / 8 * 8;
+}
+
+static void test_host_events(void)
+{
+	struct agentctl_opts o = { .agent_lib = "/proc/self/exe" };
+	struct agentctl_cb cb = { .on_printf = log_printf,
+				  .on_event = log_event };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct unit hu = unit;
+	uint8_t r[512];
+	size_t n = 0;
+	int fd;
+
+	hu.events = hev;
+	hu.nevents = sizeof(hev) / sizeof(hev[0]);
+	if (agentctl_open(&o, &ev_ac)) {
+		CHECK(0, "events/open");
+		return;
+	}
+	agentctl_configure(ev_ac, &hu, &dset);
+	agentctl_set_cb(ev_ac, &cb);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+		 env_of(ev_ac, AGENT_ENV_SOCK));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		CHECK(0, "events/connect");
+		if (fd >= 0)
+			close(fd);
+		agentctl_free(ev_ac);
+		return;
+	}
+	n += rec(r + n, 0, 8);		/* printf: p0/8 */
+	n += rec(r + n, 1, 8);		/* exit(code): e1/8 */
+	n += rec(r + n, 1, 4);		/* exit, short: dropped */
+	n += rec(r + n, 1, 16);		/* exit, long: dropped */
+	n += rec(r + n, 2, 0);		/* time(): e2/0 */
+	n += rec(r + n, 2, 8);		/* time() with bytes: dropped */
+	n += rec(r + n, 3, 8);		/* system(): never from the agent */
+	n += rec(r + n, 6, 8);		/* cat(): never */
+	n += rec(r + n, 4, 0);		/* print(@c): e4/0, a snapshot */
+	n += rec(r + n, 5, 8);		/* print(value): e5/8 */
+	n += rec(r + n, 5, 0);		/* too short: dropped */
+	n += rec(r + n, 7, 8);		/* -k helper error: e7/8 */
+	n += rec(r + n, 9, 0);		/* no such event */
+	send_msg(fd, AGENT_MSG_PRINTF, 0, r, n);
+	n = rec(r, 0, 8);		/* a second message: after the first */
+	send_msg(fd, AGENT_MSG_PRINTF, 0, r, n);
+	for (int i = 0; i < 5; i++)
+		agentctl_poll(ev_ac, 20);
+	CHECK(!strcmp(evlog, "p0/8 e1/8 e2/0 e4/0 e5/8 e7/8 p0/8 "),
+	      "events/sizes checked per kind, in order");
+	if (strcmp(evlog, "p0/8 e1/8 e2/0 e4/0 e5/8 e7/8 p0/8 "))
+		printf("# got: %s\n", evlog);
+	close(fd);
+	agentctl_free(ev_ac);
 }
 
 /* An agent that never comes: no device part, no error, no wait. */
@@ -1136,6 +1347,9 @@ int main(void)
 	test_kernel_maps();
 	test_agent();
 	test_went_away();
+	test_exit_race(0);
+	test_exit_race(1);
+	test_host_events();
 	test_no_agent();
 	test_dryrun();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
