@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Children made by fork() without exec (docs/agent.md, "Several
+# processes of one command"), on the fake driver: two children of a
+# parent that makes no driver call each load and launch vadd 5 times;
+# the agent follows each (its own HELLO, region, launch numbers), so the
+# device count is the sum and cuda:launch's @[pid] (run in each agent)
+# has each child's 5 under its pid, and nothing else.  The parent keeps
+# its own session when it launches after the children or before forking
+# them; children leaving with _exit() (Python's multiprocessing) still
+# give their final maps; a child that makes no driver call does not
+# register; without a tracer each child prints its own totals.
+# Exit 0 pass, 1 fail (saying why), 77 skip.
+
+. tests/progs/agent_lib.sh
+
+P='gpu:kernel:vadd { @ = count(); }
+cuda:launch:vadd { @h[pid] = count(); }'
+
+forked() {	# forked ENV...: gputrace -v -c prog, HOOKPROG_FORK=2 and ENV
+	env HOOKPROG_FORK=2 "$@" timeout -k 2 60 "$GT" -v \
+		-c "$T/prog $T/vadd.fatbin $VADD" -e "$P" >"$T/gt" 2>"$T/gte" ||
+		{ cat "$T/gt" "$T/gte"; fail "gputrace -c, fork with $*"; }
+	kids=$(sed -n 's/^child //p' "$T/gt")
+	parent=$(sed -n 's/^parent //p' "$T/gt")
+	[ "$(echo $kids | wc -w)" = 2 ] && [ -n "$parent" ] ||
+		{ cat "$T/gt"; fail "$*: the program did not report its processes"; }
+}
+
+expect() {	# expect WHAT TOTAL PID...: @ is TOTAL, @h 5 for each PID only
+	what=$1
+	want="@: $2"
+	shift 2
+	for p in "$@"; do
+		want="$want
+@h[$p]: 5"
+	done
+	got=$(grep '^@' "$T/gt" | sort)
+	[ "$got" = "$(echo "$want" | sort)" ] ||
+		{ cat "$T/gt" "$T/gte"; fail "$what: maps are
+$got
+want
+$want"; }
+	for p in "$@"; do
+		grep -qx "gputrace: agent ready in process $p" "$T/gte" ||
+			{ cat "$T/gte"; fail "$what: no agent in $p"; }
+	done
+	! grep -q 'without a final snapshot\|did not send its maps' "$T/gte" ||
+		{ cat "$T/gte"; fail "$what: maps lost"; }
+}
+
+# launches numbered per process: "launch 1".."launch 5" once in each
+numbered() {	# numbered WHAT PROCESSES
+	for i in 1 2 3 4 5; do
+		[ "$(grep -c "^cuLaunch.* $VADD: instrumented, launch $i " "$T/gt")" = "$2" ] ||
+			{ cat "$T/gt"; fail "$1: launch $i is not numbered once per process"; }
+	done
+}
+
+# only the children use the driver; one more child never does
+forked HOOKPROG_FORK_IDLE=1
+expect "children only" 80 $kids
+numbered "children only" 2
+idle=$(sed -n 's/^idle //p' "$T/gt")
+[ -n "$idle" ] || fail "no idle child"
+! grep -q "process $idle\$" "$T/gte" ||
+	{ cat "$T/gte"; fail "a child without a driver call registered"; }
+
+# the parent launches after its children, or before forking them
+forked HOOKPROG_FORK_PARENT=1
+expect "parent after the children" 120 $kids $parent
+forked HOOKPROG_FORK_LATE=1
+expect "parent before forking" 120 $kids $parent
+numbered "parent before forking" 3
+
+# children leaving with _exit(): the agent's _exit takes the last snapshot
+forked HOOKPROG_FORK_EXIT=1
+expect "children leaving with _exit" 80 $kids
+
+# no tracer: each child's agent prints its own totals
+"$T/cfg" "$T/q.cfg" -g vadd || fail "agent_cfg"
+HOOKPROG_FORK=2 GPUTRACE_AGENT_CONFIG=$T/q.cfg LD_PRELOAD=$AGENT \
+	"$T/prog" "$T/vadd.fatbin" $VADD >"$T/out" 2>"$T/err" ||
+	{ cat "$T/out" "$T/err"; fail "prog forking under the agent alone"; }
+[ "$(grep -cxF 'gputrace-agent: map 0 [gpu 0]: 40' "$T/err")" = 2 ] ||
+	{ cat "$T/err"; fail "standalone: not one total per child"; }
+exit 0
