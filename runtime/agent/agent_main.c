@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,8 @@
 #include <unistd.h>
 
 #include "runtime/agent/agent_priv.h"
+
+#define BYE_ACK_MS 2000	/* the tracer copies a region in microseconds */
 
 struct agent_state agent = { .sock = -1, .seg_fd = -1, .seg_region = -1 };
 
@@ -213,12 +216,43 @@ void agent_detach(const char *why)
 	agent_debug("detached (%s): original launches from now on", why);
 }
 
+/*
+ * After a BYE naming our region: the tracer copies it when it reads the
+ * BYE, and the region is free for another process once we are gone (our
+ * lock goes with us), so we wait (bounded) for its ACK; else a process
+ * forked next could overwrite it first.  The agent's thread is stopped.
+ */
+static void wait_bye_ack(uint64_t seq)
+{
+	struct timespec dl = agent_deadline(BYE_ACK_MS), now;
+	struct agent_msg m;
+
+	while (agent.sock >= 0) {
+		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
+		long ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (dl.tv_sec - now.tv_sec) * 1000 +
+		     (dl.tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0 || poll(&p, 1, (int)ms) <= 0)
+			break;
+		if (recv(agent.sock, &m, sizeof(m), MSG_DONTWAIT) <
+		    (ssize_t)sizeof(m))
+			break;		/* the tracer is gone */
+		if (m.type == AGENT_MSG_BYE_ACK && m.seq == seq)
+			return;
+	}
+	agent_debug("the tracer did not confirm our last snapshot");
+}
+
 static void send_bye(void)
 {
 	if (bye_sent)
 		return;
 	bye_sent = 1;
-	agent_send_done(AGENT_MSG_BYE, agent.snap_seq);
+	if (agent_send_done(AGENT_MSG_BYE, agent.snap_seq) == 0 &&
+	    agent.seg_region >= 0)
+		wait_bye_ack(agent.snap_seq);
 }
 
 /*
