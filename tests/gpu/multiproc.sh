@@ -23,6 +23,16 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/gt-mp.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 "$NVCC" -O2 -o "$T/multiproc" tests/gpu/multiproc.cu || { echo "FAIL build"; exit 1; }
 nfail=0
+verdict() {	# verdict OK WHAT FAILED: PASS WHAT, or FAIL FAILED with the output
+	if [ "$1" = 1 ]; then
+		echo "PASS $2"
+	else
+		echo "FAIL $3"
+		cat "$T/out"
+		grep -v 'info: dlsym' "$T/err" | tail -n 20
+		nfail=$((nfail + 1))
+	fi
+}
 
 for mode in exec fork forkparent; do
 	want=2
@@ -42,14 +52,7 @@ cuda:complete:mp_vadd { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
 	done
 	[ "$(grep -c '^worker [0-9]* launches [369] ok$' "$T/out")" = $want ] || ok=0
 	[ "$(grep -c '^@w\[' "$T/out")" = $want ] || ok=0
-	if [ $ok = 1 ]; then
-		echo "PASS $mode: $want workers, exact per-pid counts"
-	else
-		echo "FAIL $mode: status $rc"
-		cat "$T/out"
-		grep -v 'info: dlsym' "$T/err" | tail -n 20
-		nfail=$((nfail + 1))
-	fi
+	verdict $ok "$mode: $want workers, exact per-pid counts" "$mode: status $rc"
 done
 
 if python3 -c 'import torch, torch.distributed; assert torch.cuda.is_available()' 2>/dev/null; then
@@ -84,14 +87,8 @@ PY
 		n=$((n + 1))
 	done
 	[ $rc = 0 ] && [ $n = 2 ] || ok=0
-	if [ $ok = 1 ]; then
-		echo "PASS torch.distributed.run, 2 gloo ranks: launches = completions per rank pid"
-	else
-		echo "FAIL torch.distributed.run: status $rc"
-		cat "$T/out"
-		grep -v 'info: dlsym' "$T/err" | tail -n 20
-		nfail=$((nfail + 1))
-	fi
+	verdict $ok "torch.distributed.run, 2 gloo ranks: launches = completions per rank pid" \
+		"torch.distributed.run: status $rc"
 
 	# multiprocessing, 'fork': the parent imports torch, never CUDA
 	"$NVCC" -O2 -shared -Xcompiler -fPIC -DMP_LIB -o "$T/libmp.so" \
@@ -137,14 +134,8 @@ cuda:complete { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
 	pp=$(sed -n 's/^parent \([0-9]*\) cuda False$/\1/p' "$T/out")
 	[ -n "$pp" ] && ! grep -q "^@.\[$pp\]" "$T/out" || ok=0
 	[ $rc = 0 ] || ok=0
-	if [ $ok = 1 ]; then
-		echo "PASS multiprocessing fork: 2 children using CUDA, exact per-pid counts"
-	else
-		echo "FAIL multiprocessing fork: status $rc"
-		cat "$T/out"
-		grep -v 'info: dlsym' "$T/err" | tail -n 20
-		nfail=$((nfail + 1))
-	fi
+	verdict $ok "multiprocessing fork: 2 children using CUDA, exact per-pid counts" \
+		"multiprocessing fork: status $rc"
 else
 	echo "SKIP torch.distributed, multiprocessing: python3 has no torch with CUDA"
 fi
