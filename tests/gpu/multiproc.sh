@@ -4,17 +4,18 @@
 # starts its ranks: the agent is in each, device probes work in each and
 # `pid` tells them apart.  Worker i makes 3 * (i + 1) launches of 256
 # warps (64 blocks of 128 threads): @w[pid] must be 768 and 1536 for the
-# workers' pids, @l[pid] 3 and 6, @c[pid] (cuda:complete) 3 and 6; each
-# worker's results right.  Modes: workers started as launchers do (fork,
-# then exec); forked without exec, the parent never touching CUDA (the
-# agent starts afresh in each child, docs/agent.md; they leave with
-# _exit); the same, then the parent's own worker 2 (9 launches, 2304
-# warps) once they are gone.  Then, with torch, a 2-rank gloo job on one
-# GPU (torch.distributed.run): each rank's kernels counted under its
-# pid; and Python multiprocessing with the 'fork' start method where
-# only the children use CUDA (torch, then mp_worker from multiproc.cu
-# built as a library): exact mp_vadd counts per child pid, every
-# child's launches equal its completions, none under the parent's pid.
+# workers' pids, @k[pid] (gpu:kernel, every thread) 24576 and 49152,
+# @l[pid] 3 and 6, @c[pid] (cuda:complete) 3 and 6; each worker's
+# results right.  Modes: workers started as launchers do (fork, then
+# exec); forked without exec, the parent never touching CUDA (the agent
+# starts afresh in each child, docs/agent.md; they leave with _exit);
+# the same, then the parent's own worker 2 (9 launches) once they are
+# gone.  Then, with torch, a 2-rank gloo job on one GPU
+# (torch.distributed.run): each rank's kernels counted under its pid;
+# and Python multiprocessing with the 'fork' start method where only the
+# children use CUDA (torch, then mp_worker from multiproc.cu built as a
+# library): exact mp_vadd counts per child pid, every child's launches
+# equal its completions, none under the parent's pid.
 cd "$(dirname "$0")/../.." || exit 1
 GT=${GPUTRACE:-build/gputrace}
 NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
@@ -39,6 +40,7 @@ for mode in exec fork forkparent; do
 	[ $mode = forkparent ] && want=3
 	timeout 120 "$GT" -q -c "$T/multiproc $mode" -e '
 gpu:warp:mp_vadd { @w[pid] = count(); }
+gpu:kernel:mp_vadd { @k[pid] = count(); }
 cuda:launch:mp_vadd { @l[pid] = count(); }
 cuda:complete:mp_vadd { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
 	rc=$?
@@ -47,6 +49,7 @@ cuda:complete:mp_vadd { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
 	for w in $(sed -n 's/^worker \([0-9]*\) launches \([0-9]*\) ok$/\1:\2/p' "$T/out"); do
 		p=${w%:*} n=${w#*:}
 		grep -qx "@w\[$p\]: $((n * 256))" "$T/out" || ok=0
+		grep -qx "@k\[$p\]: $((n * 8192))" "$T/out" || ok=0
 		grep -qx "@l\[$p\]: $n" "$T/out" || ok=0
 		grep -qx "@c\[$p\]: $n" "$T/out" || ok=0
 	done
@@ -115,6 +118,7 @@ if __name__ == "__main__":
 PY
 	timeout 240 "$GT" -q -c "python3 $T/mpfork.py $T/libmp.so" -e '
 gpu:warp:mp_vadd { @w[pid] = count(); }
+gpu:kernel:mp_vadd { @k[pid] = count(); }
 cuda:launch:mp_vadd { @l[pid] = count(); }
 cuda:launch { @a[pid] = count(); }
 cuda:complete { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
@@ -123,6 +127,7 @@ cuda:complete { @c[pid] = count(); }' >"$T/out" 2>"$T/err"
 	for w in $(sed -n 's/^worker \([0-9]*\) launches \([0-9]*\) ok$/\1:\2/p' "$T/out"); do
 		p=${w%:*} n=${w#*:}
 		grep -qx "@w\[$p\]: $((n * 256))" "$T/out" || ok=0
+		grep -qx "@k\[$p\]: $((n * 8192))" "$T/out" || ok=0
 		grep -qx "@l\[$p\]: $n" "$T/out" || ok=0
 		a=$(sed -n "s/^@a\[$p\]: //p" "$T/out")
 		c=$(sed -n "s/^@c\[$p\]: //p" "$T/out")
