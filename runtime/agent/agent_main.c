@@ -230,11 +230,17 @@ static void wait_bye_ack(uint64_t seq)
 	while (agent.sock >= 0) {
 		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
 		long ms;
+		int n;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		ms = (dl.tv_sec - now.tv_sec) * 1000 +
 		     (dl.tv_nsec - now.tv_nsec) / 1000000;
-		if (ms <= 0 || poll(&p, 1, (int)ms) <= 0)
+		if (ms <= 0)
+			break;
+		n = poll(&p, 1, (int)ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
 			break;
 		if (recv(agent.sock, &m, sizeof(m), MSG_DONTWAIT) <
 		    (ssize_t)sizeof(m))
