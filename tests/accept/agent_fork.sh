@@ -9,9 +9,10 @@
 # child's 5 under its pid, and nothing else.  The parent keeps
 # its own session when it launches after the children or before forking
 # them (then CUPTI is the parent's: its children are not timed);
-# children leaving with _exit() (Python's multiprocessing) still give
-# their final maps and records; a child that makes no driver call does
-# not register; without a tracer each child prints its own totals.
+# children leaving with _exit() still give their final maps and records,
+# and so do Python multiprocessing's ('fork', os._exit); a child that
+# makes no driver call does not register; without a tracer each child
+# prints its own totals.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -94,6 +95,40 @@ numbered "eight children of a CUDA parent" 9
 # children leaving with _exit(): the agent's _exit takes the last snapshot
 forked 2 HOOKPROG_FORK_EXIT=1
 expect "children leaving with _exit" 80 "$kids"
+
+# Python's multiprocessing, 'fork': the children run the same program
+# (built as a library) through ctypes and leave with os._exit
+if command -v python3 >/dev/null 2>&1; then
+	$CC $W -shared -fPIC -Dmain=hookprog_main tests/accept/agent_hookprog.c \
+		"$T/libcuda.so.1" -ldl -Wl,-rpath,"$T" -o "$T/libhookprog.so" ||
+		fail "building agent_hookprog as a library"
+	cat >"$T/mp.py" <<'PY'
+import ctypes, multiprocessing as mp, os, sys
+def child(lib, fatbin, kernel):
+    argv = (ctypes.c_char_p * 4)(b"prog", fatbin.encode(), kernel.encode(), None)
+    rc = ctypes.CDLL(lib).hookprog_main(3, argv)
+    ctypes.CDLL(None).fflush(None)
+    print("child", os.getpid(), flush=True)
+    sys.exit(rc)
+if __name__ == "__main__":
+    ps = [mp.get_context("fork").Process(target=child, args=sys.argv[1:4])
+          for _ in range(2)]
+    for p in ps:
+        p.start()
+    for p in ps:
+        p.join()
+    print("parent", os.getpid(), flush=True)
+    sys.exit(max(p.exitcode for p in ps))
+PY
+	LD_LIBRARY_PATH=$T GPUTRACE_AGENT_LIB=$AGENT timeout -k 2 60 "$GT" -v \
+		-c "python3 $T/mp.py $T/libhookprog.so $T/vadd.fatbin $VADD" \
+		-e "$P" >"$T/gt" 2>"$T/gte" ||
+		{ cat "$T/gt" "$T/gte"; fail "gputrace -c python3 multiprocessing"; }
+	kids=$(sed -n 's/^child //p' "$T/gt")
+	[ "$(echo $kids | wc -w)" = 2 ] && grep -q '^parent ' "$T/gt" ||
+		{ cat "$T/gt" "$T/gte"; fail "python3 multiprocessing did not run"; }
+	expect "python3 multiprocessing, fork" 80 "$kids"
+fi
 
 # no tracer: each child's agent prints its own totals
 "$T/cfg" "$T/q.cfg" -g vadd || fail "agent_cfg"
