@@ -178,6 +178,9 @@ enum agent_msg_type {
 				 * handle first launched since the attach */
 	AGENT_MSG_KHANDLE_ACK,	/* tracer: its name is known to cuda:launch (seq) */
 	AGENT_MSG_HLOST,	/* agent: u64 events its host clauses lost so far */
+	AGENT_MSG_BYE_ACK,	/* tracer: the BYE's region is copied; the
+				 * agent may exit, and free the region for
+				 * another process (a fork() child's) */
 };
 
 /*

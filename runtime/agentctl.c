@@ -939,6 +939,9 @@ static void handle(struct agentctl *ac, int ci, const uint8_t *buf, size_t n)
 		if (!c->bye && m.len >= 4)
 			seg_copy(ac, c, m.seq, region);
 		c->bye = true;
+		/* the region may now go to the next process */
+		if (m.len >= 4)
+			send_msg(c, AGENT_MSG_BYE_ACK, m.seq);
 		break;
 	default:
 		break;		/* newer agents may say more */

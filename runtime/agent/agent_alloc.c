@@ -237,4 +237,12 @@ CUresult name(CUdeviceptr p, CUstream s)				\
 }
 ASYNC_FREE(gt_mem_free_async, "cuMemFreeAsync", mem_free_async)
 ASYNC_FREE(gt_mem_free_async_ptsz, "cuMemFreeAsync_ptsz", mem_free_async_ptsz)
+/* fork(): the parent's device allocations are not ours. */
+void agent_alloc_forked(void)
+{
+	pthread_mutex_init(&alock, NULL);
+	nspans = 0;
+	full_told = false;
+}
+
 #endif /* GT_AGENT_SO */

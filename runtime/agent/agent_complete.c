@@ -70,6 +70,7 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;		/* CUPTI opened, callbacks registered */
 static int on;			/* records flow */
 static uint64_t dropped;
+static int inherited;		/* set up by the parent of a fork() child */
 
 /* kernel names seen in records: CUPTI shares one name pointer per kernel */
 struct kslot {
@@ -336,7 +337,7 @@ void agent_timeline_early(void)
 /* Once per tracing session (-p attaches again after a detach). */
 void agent_complete_start(void)
 {
-	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !wanted())
+	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE) || !wanted() || inherited)
 		return;
 	pthread_mutex_lock(&start_lock);
 	if (__atomic_load_n(&on, __ATOMIC_ACQUIRE)) {
@@ -387,4 +388,16 @@ void agent_complete_stop(void)
 	agent_timeline_close();
 	release_cupti();	/* after a -p detach, others may subscribe */
 }
+/* fork(): the same for kernel records (agent_sample_forked). */
+void agent_complete_forked(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	pthread_mutex_init(&cache_lock, NULL);
+	if (loaded || on)
+		inherited = 1;
+	on = 0;
+	subscribed = 0;
+	dropped = 0;
+}
+
 #endif /* GT_AGENT_SO */

@@ -1009,4 +1009,12 @@ void agent_ctx_reset(void)
 	ctxs = NULL;
 	pthread_mutex_unlock(&agent_ctx_lock);
 }
+/* fork(): the contexts are the parent's; nothing to free through a
+ * driver that is not ours. */
+void agent_ctx_forked(void)
+{
+	pthread_mutex_init(&agent_ctx_lock, NULL);
+	ctxs = NULL;
+}
+
 #endif /* GT_AGENT_SO */

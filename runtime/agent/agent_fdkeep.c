@@ -153,4 +153,33 @@ void agent_seg_forget(void)
 	seg_tracer = 0;
 	seg_ino = 0;
 }
+/*
+ * fork(): the inherited descriptor shares the parent's description, and
+ * so its region lock.  A child the agent follows (FOLLOW) takes one of
+ * its own at the same number; else its copy just goes.
+ */
+void agent_seg_forked(bool follow)
+{
+	char path[64];
+	int fd = -1, old = agent.seg_fd;
+
+	agent.seg = NULL;	/* the parent's region: MADV_DONTFORK */
+	agent.seg_region = -1;
+	if (old >= 0 && follow) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", old);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && dup3(fd, old, O_CLOEXEC) == old) {
+			close(fd);
+			return;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (old >= 0)
+		close(old);
+	agent.seg_fd = -1;
+	if (!follow)
+		agent_seg_forget();
+}
+
 #endif /* GT_AGENT_SO */

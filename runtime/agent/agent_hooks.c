@@ -71,8 +71,11 @@ AGENT_HIDDEN void *agent_dlsym_hook(void *handle, const char *name)
 	pthread_once(&dlsym_once, dlsym_load);
 	if (name && name[0] == 'n' && !strcmp(name, "nvrtcCompileProgram"))
 		return agent_nvrtc_dlsym(handle);
-	if (!name || name[0] != 'c' || name[1] != 'u' || !agent.active ||
-	    agent.pid != getpid())
+	if (!name || name[0] != 'c' || name[1] != 'u')
+		return NULL;
+	if (agent_fork_pending)
+		agent_fork_wake();	/* a fork() child's first driver call */
+	if (!agent.active || agent.pid != getpid())
 		return NULL;
 	h = hook_by_sym(name);
 	if (!h || agent_drv_init() || !*h->real)
@@ -118,6 +121,8 @@ static void *swap(const char *sym, void *p, int ver, cuuint64_t flags)
 {
 	bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 
+	if (agent_fork_pending)
+		agent_fork_wake();
 	if (!p || !sym || !agent.active || agent.pid != getpid())
 		return p;
 	for (int i = 0; i < agent_nhooks; i++)

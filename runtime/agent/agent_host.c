@@ -740,4 +740,11 @@ int agent_host_write(struct agent_seg_hdr *h, uint32_t *j, uint32_t n,
 	pthread_mutex_unlock(&host_lock);
 	return ret;
 }
+/* fork(): the maps go at the child's first driver call
+ * (agent_host_reset). */
+void agent_host_forked(void)
+{
+	pthread_mutex_init(&host_lock, NULL);
+}
+
 #endif /* GT_AGENT_SO */

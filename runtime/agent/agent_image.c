@@ -485,4 +485,12 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 			 "program's fatbins)");
 	return -ENOENT;
 }
+/* fork(): the parent's modules are not loaded here. */
+void agent_image_forked(void)
+{
+	pthread_mutex_init(&img_lock, NULL);
+	images = NULL;
+	retired = NULL;
+}
+
 #endif /* GT_AGENT_SO */

@@ -109,4 +109,9 @@ int agent_jit(const char *ptx, unsigned maxreg, CUmodule *mod, char *err,
 	agent_jit_leave();
 	return r;
 }
+void agent_jit_forked(void)
+{
+	pthread_mutex_init(&kept_lock, NULL);
+}
+
 #endif /* GT_AGENT_SO */

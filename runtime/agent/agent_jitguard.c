@@ -154,4 +154,13 @@ int agent_jit_pin(void)
 	pthread_mutex_unlock(&glock);
 	return ok ? 0 : -ENOENT;
 }
+/* fork(): the parent's compiles are not running here. */
+void agent_jitguard_forked(void)
+{
+	pthread_mutex_init(&glock, NULL);
+	agent_cond_init_mono(&gcond);
+	inflight = 0;
+	exiting = false;
+}
+
 #endif /* GT_AGENT_SO */

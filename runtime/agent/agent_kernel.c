@@ -779,4 +779,14 @@ void agent_kernel_reset(void)
 	all = NULL;
 	pthread_mutex_unlock(&klock);
 }
+/* fork(): the table itself is replaced at the child's first driver
+ * call (agent_kernel_reset); kernel ids, by name, stay. */
+void agent_kernel_forked(void)
+{
+	pthread_mutex_init(&klock, NULL);
+	pthread_mutex_init(&ilock, NULL);
+	pthread_cond_init(&icond, NULL);
+	pthread_mutex_init(&idlock, NULL);
+}
+
 #endif /* GT_AGENT_SO */

@@ -235,4 +235,10 @@ CUresult agent_launch(const struct agent_launch *l)
 	agent_in_hook--;
 	return r;
 }
+/* fork(): launches are numbered per process. */
+void agent_launch_forked(void)
+{
+	launch_seq = 0;
+}
+
 #endif /* GT_AGENT_SO */

@@ -8,8 +8,10 @@
  */
 #ifdef GT_AGENT_SO
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,10 +21,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "runtime/agent/agent_priv.h"
+
+#define BYE_ACK_MS 2000	/* the tracer copies a region in microseconds */
 
 struct agent_state agent = { .sock = -1, .seg_fd = -1, .seg_region = -1 };
 
@@ -211,12 +216,49 @@ void agent_detach(const char *why)
 	agent_debug("detached (%s): original launches from now on", why);
 }
 
+/*
+ * After a BYE naming our region: the tracer copies it when it reads the
+ * BYE, and the region is free for another process once we are gone (our
+ * lock goes with us), so we wait (bounded) for its ACK; else a process
+ * forked next could overwrite it first.  The agent's thread is stopped.
+ */
+static void wait_bye_ack(uint64_t seq)
+{
+	struct timespec dl = agent_deadline(BYE_ACK_MS), now;
+	struct agent_msg m;
+
+	while (agent.sock >= 0) {
+		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
+		long ms;
+		int n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (dl.tv_sec - now.tv_sec) * 1000 +
+		     (dl.tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0)
+			break;
+		n = poll(&p, 1, (int)ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (recv(agent.sock, &m, sizeof(m), MSG_DONTWAIT) <
+		    (ssize_t)sizeof(m))
+			break;		/* the tracer is gone */
+		if (m.type == AGENT_MSG_BYE_ACK && m.seq == seq)
+			return;
+	}
+	agent_debug("the tracer did not confirm our last snapshot");
+}
+
 static void send_bye(void)
 {
 	if (bye_sent)
 		return;
 	bye_sent = 1;
-	agent_send_done(AGENT_MSG_BYE, agent.snap_seq);
+	if (agent_send_done(AGENT_MSG_BYE, agent.snap_seq) == 0 &&
+	    agent.seg_region >= 0)
+		wait_bye_ack(agent.snap_seq);
 }
 
 /*
@@ -278,6 +320,29 @@ void agent_saw_cuda(void)
 	pthread_mutex_unlock(&once_lock);
 }
 
+static void (*real_exit)(int);	/* the next _exit, found at load */
+
+/*
+ * _exit skips atexit: Python's multiprocessing children (os._exit) and
+ * servers' workers leave that way, so a process that used CUDA takes
+ * its final snapshot here.  Not in a vfork() child (another pid), nor
+ * from inside our own hooks (a signal handler: our locks may be held),
+ * nor in a process without CUDA: then nothing but the exit.
+ */
+__attribute__((visibility("default"), noreturn)) void gt_exit_(int)
+	__asm__("_exit");
+void gt_exit_(int status)
+{
+	if (agent.active && !agent_in_hook &&
+	    __atomic_load_n(&cuda_told, __ATOMIC_ACQUIRE) &&
+	    agent.pid == getpid())
+		agent_exit();
+	if (real_exit)
+		real_exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 /* PATH, or with a leading '@' an abstract name (-p: no file the target
  * would need permission to). */
 int agent_connect_tracer(const char *path)
@@ -321,30 +386,36 @@ int agent_segment_fd(int fd)
 	return 0;
 }
 
-/* A forked child is not what the tracer started: it passes through. */
-static void after_fork_child(void)
+/*
+ * In a fork() child (agent_fork.c): the parent's connection, reports and
+ * exit duties are not ours; a session of our own may start at the
+ * first driver call (agent_main_woke).
+ */
+void agent_main_forked(void)
 {
-	agent.active = false;
-	/* the region and its lock are the parent's: our copy of the
-	 * private description goes (the lock stays with the parent's) */
-	if (agent.seg_fd >= 0)
-		close(agent.seg_fd);
-	agent.seg_fd = -1;
-	agent_seg_forget();
-	agent.seg = NULL;
-	agent.seg_region = -1;
+	pthread_mutex_init(&send_lock, NULL);
+	pthread_mutex_init(&once_lock, NULL);
+	/* our copy of the parent's socket: the parent keeps its own */
 	if (agent.sock >= 0)
 		close(agent.sock);
 	agent.sock = -1;
+	once_n = 0;
+	cuda_told = 0;
 	exit_done = 1;
 	bye_sent = 1;
+}
+
+void agent_main_woke(void)
+{
+	exit_done = 0;
+	bye_sent = 0;
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_handler(void)
 {
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(NULL, NULL, agent_fork_child);
 }
 
 void agent_fork_handler_once(void)
@@ -392,6 +463,7 @@ __attribute__((constructor)) static void agent_init(void)
 	agent_nvrtc_init();
 	if (!cfg || !*cfg)
 		return;		/* not started by gputrace: pass through */
+	real_exit = (void (*)(int))agent_real_dlsym(RTLD_NEXT, "_exit");
 	r = agent_config_read(cfg, &agent.cfg);
 	if (r < 0) {
 		say("cannot read the configuration %s: %s; not tracing", cfg,
@@ -408,6 +480,7 @@ __attribute__((constructor)) static void agent_init(void)
 		/* out of the way of a program that closes or reuses low
 		 * descriptors */
 		agent.sock = agent_fd_high(r);
+		agent_fork_note_sock(sock);
 	} else {
 		agent.standalone = true;
 	}

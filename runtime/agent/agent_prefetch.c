@@ -306,4 +306,18 @@ void agent_prefetch_resume(void)
 	nseen = 0;
 	pthread_mutex_unlock(&plock);
 }
+/* fork(): no worker here, and the jobs were the parent's kernels. */
+void agent_prefetch_forked(void)
+{
+	pthread_mutex_init(&plock, NULL);
+	agent_cond_init_mono(&pcond);
+	head = NULL;
+	tailp = &head;
+	nworkers = 0;
+	nbusy = 0;
+	nqueued = 0;
+	nseen = 0;
+	stopped = false;
+}
+
 #endif /* GT_AGENT_SO */

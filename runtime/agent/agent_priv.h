@@ -312,13 +312,52 @@ const char *agent_cu_str(CUresult r) AGENT_HIDDEN;
 /* Per-thread guard: our own driver calls must not re-enter the hooks. */
 extern __thread int agent_in_hook AGENT_HIDDEN;
 
+/* ---- agent_fork.c: a child made by fork() starts afresh ---- */
+
+/* Set in a fork() child the agent follows, until its first driver call. */
+extern volatile int agent_fork_pending AGENT_HIDDEN;
+/* The socket path the tracer gave (the constructor's), for children. */
+void agent_fork_note_sock(const char *path) AGENT_HIDDEN;
+/* pthread_atfork's child handler. */
+void agent_fork_child(void) AGENT_HIDDEN;
+/* The first driver call in a followed child: register with the tracer. */
+void agent_fork_wake(void) AGENT_HIDDEN;
 /*
- * Does a hooked call get the agent's bookkeeping?  A fork() child does
- * not: after_fork_child clears agent.active.  No getpid() here, it is a
- * system call with today's glibc and this is on every launch's path.
+ * In the child, right after fork, each file's part: locks as new (the
+ * threads that held them are not here), its state dropped without a
+ * driver or CUPTI call (the parent's contexts, modules, threads are not
+ * this process's); no allocation.
+ */
+void agent_main_forked(void) AGENT_HIDDEN;
+void agent_main_woke(void) AGENT_HIDDEN;
+void agent_seg_forked(bool follow) AGENT_HIDDEN;
+void agent_serve_forked(void) AGENT_HIDDEN;
+void agent_prefetch_forked(void) AGENT_HIDDEN;
+void agent_kernel_forked(void) AGENT_HIDDEN;
+void agent_ctx_forked(void) AGENT_HIDDEN;
+void agent_image_forked(void) AGENT_HIDDEN;
+void agent_alloc_forked(void) AGENT_HIDDEN;
+void agent_launch_forked(void) AGENT_HIDDEN;
+void agent_host_forked(void) AGENT_HIDDEN;
+void agent_jit_forked(void) AGENT_HIDDEN;
+void agent_jitguard_forked(void) AGENT_HIDDEN;
+void agent_ptxcache_forked(void) AGENT_HIDDEN;
+void agent_ptxmemo_forked(void) AGENT_HIDDEN;
+void agent_complete_forked(void) AGENT_HIDDEN;
+void agent_sample_forked(void) AGENT_HIDDEN;
+void agent_timeline_forked(void) AGENT_HIDDEN;
+
+/*
+ * Does a hooked call get the agent's bookkeeping?  A fork() child that
+ * the agent follows starts its own session here, at its first driver
+ * call (agent_fork.c); one it does not follow (-p) has agent.active
+ * clear.  No getpid() here, it is a system call with today's glibc and
+ * this is on every launch's path.
  */
 static inline bool agent_tracing(void)
 {
+	if (__builtin_expect(agent_fork_pending, 0))
+		agent_fork_wake();
 	return agent.active && !agent_in_hook;
 }
 

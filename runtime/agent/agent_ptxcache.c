@@ -99,4 +99,9 @@ void agent_ptx_put(struct ptx_module *m)
 	pthread_mutex_unlock(&lock);
 	ptx_free(m);
 }
+void agent_ptxcache_forked(void)
+{
+	pthread_mutex_init(&lock, NULL);
+}
+
 #endif /* GT_AGENT_SO */

@@ -299,4 +299,9 @@ void agent_ptxmemo_forget(const void *owner)
 	}
 	pthread_mutex_unlock(&lock);
 }
+void agent_ptxmemo_forked(void)
+{
+	pthread_mutex_init(&lock, NULL);
+}
+
 #endif /* GT_AGENT_SO */

@@ -556,4 +556,18 @@ void agent_sample_stop(void)
 	dropped = total = 0;
 	pthread_mutex_unlock(&lock);
 }
+/* fork(): CUPTI set up by the parent is not usable here (neither is
+ * CUDA); a child whose parent never loaded it loads its own. */
+void agent_sample_forked(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	if (loaded == 1)
+		loaded = -1;
+	nctx = 0;
+	gen++;
+	dropped = 0;
+	total = 0;
+	nonuser = 0;
+}
+
 #endif /* GT_AGENT_SO */

@@ -226,4 +226,19 @@ void agent_serve_stop(void)
 		on_message();
 	}
 }
+/* fork(): no thread here; the eventfd is the parent's. */
+void agent_serve_forked(void)
+{
+	pthread_mutex_init(&serve_lock, NULL);
+	pthread_mutex_init(&ack_lock, NULL);
+	pthread_cond_init(&ack_cond, NULL);
+	started = 0;
+	stopping = 0;
+	if (wake_fd >= 0)
+		close(wake_fd);
+	wake_fd = -1;
+	ack_seq = 0;
+	tell_seq = 0;
+}
+
 #endif /* GT_AGENT_SO */

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -497,4 +498,20 @@ void agent_timeline_close(void)
 	agent_debug("--timeline: %llu events written to %s",
 		    (unsigned long long)tl.events, agent.cfg.timeline);
 }
+/*
+ * fork(): the file is the parent's.  What its buffer holds would be
+ * written a second time at the child's exit; the child draws nothing
+ * (its own run would truncate the parent's file).
+ */
+void agent_timeline_forked(void)
+{
+	pthread_mutex_init(&tl.lock, NULL);
+	if (tl.f) {
+		__fpurge(tl.f);
+		fclose(tl.f);
+		tl.f = NULL;
+	}
+	agent.cfg.timeline = NULL;
+}
+
 #endif /* GT_AGENT_SO */

@@ -154,13 +154,20 @@ static void fakecupti_teardown(void)
 	torn = 1;
 }
 
-/* Tell the fake driver where to report its runs, when it is there; and
- * register the exit handler as a library does, as it loads. */
+/* Tell the fake driver where to report its runs, when it is there (in
+ * the global scope, or loaded privately: a library that ctypes opened
+ * needs it); and register the exit handler as a library does, as it
+ * loads. */
 __attribute__((constructor)) static void fakecupti_init(void)
 {
 	void (*loaded)(void *) =
 		(void (*)(void *))dlsym(RTLD_DEFAULT, "fakecuda_cupti_loaded");
+	void *h;
 
+	if (!loaded && (h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD))) {
+		loaded = (void (*)(void *))dlsym(h, "fakecuda_cupti_loaded");
+		dlclose(h);
+	}
 	if (loaded)
 		loaded((void *)fakecupti_kernel);
 	atexit(fakecupti_teardown);

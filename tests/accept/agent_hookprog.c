@@ -30,14 +30,26 @@
  * cuKernelGetFunction, as the CUDA runtime does since 12.0.
  * does not wait for.  With HOOKPROG_CLOSEFDS=N it first closes the
  * descriptors from 3 to N-1, as daemons and some interpreters do.
+ *
+ * With HOOKPROG_FORK=N (at most 16), N children made by fork() without
+ * exec run all of that instead, the parent making no driver call; they
+ * end together (each waits for the others' launches), leaving with
+ * _exit() under HOOKPROG_FORK_EXIT (as Python's multiprocessing
+ * children do).  The parent prints "child PID" for each and, last,
+ * "parent PID", and with
+ * HOOKPROG_FORK_IDLE forks one more that makes no driver call ("idle
+ * PID").  HOOKPROG_FORK_PARENT: the parent runs it too, after the
+ * children; HOOKPROG_FORK_LATE: before forking them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -153,7 +165,7 @@ static void bench(launch_fn launch, void *f, void **params, long n)
 			(t1.tv_nsec - t0.tv_nsec)) / n);
 }
 
-int main(int argc, char **argv)
+static int work(int argc, char **argv)
 {
 	void *h, *img, *mod = NULL, *f = NULL, *g = NULL, *lib = NULL;
 	gpa_fn gpa;
@@ -266,4 +278,70 @@ int main(int argc, char **argv)
 		usleep(1000 * (useconds_t)atol(getenv("HOOKPROG_LINGER_MS")));
 	free(img);
 	return 0;
+}
+
+/* HOOKPROG_FORK: a child's life; it leaves once every child launched. */
+static void child(int argc, char **argv, int done, int go)
+{
+	int rc = work(argc, argv);
+	char c;
+
+	fflush(stdout);
+	if (write(done, "x", 1) != 1 || read(go, &c, 1) < 0)
+		rc = 1;
+	if (getenv("HOOKPROG_FORK_EXIT"))
+		_exit(rc);
+	exit(rc);
+}
+
+int main(int argc, char **argv)
+{
+	int n = getenv("HOOKPROG_FORK") ? atoi(getenv("HOOKPROG_FORK")) : 0;
+	bool late = getenv("HOOKPROG_FORK_LATE") != NULL;
+	int done[2], go[2], rc = 0, st, i;
+	pid_t pids[17];
+	char c;
+
+	if (n <= 0)
+		return work(argc, argv);
+	if (n > 16)
+		n = 16;
+	if (late && (rc = work(argc, argv)))
+		return rc;
+	fflush(stdout);
+	if (pipe(done) || pipe(go))
+		return 1;
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return 1;
+		if (pids[i] == 0) {
+			close(done[0]);
+			close(go[1]);
+			child(argc, argv, done[1], go[0]);
+		}
+	}
+	close(done[1]);
+	close(go[0]);
+	for (i = 0; i < n; i++)
+		if (read(done[0], &c, 1) != 1)
+			rc = 1;
+	close(go[1]);
+	if (getenv("HOOKPROG_FORK_IDLE")) {
+		pids[n] = fork();
+		if (pids[n] == 0)
+			exit(0);
+		printf("idle %d\n", (int)pids[n]);
+		waitpid(pids[n], NULL, 0);
+	}
+	for (i = 0; i < n; i++) {
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			rc = 1;
+		printf("child %d\n", (int)pids[i]);
+	}
+	if (!late && getenv("HOOKPROG_FORK_PARENT"))
+		rc |= work(argc, argv);
+	printf("parent %d\n", (int)getpid());
+	return rc;
 }

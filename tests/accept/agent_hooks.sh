@@ -15,8 +15,8 @@
 
 . tests/progs/agent_lib.sh
 
-# ---- what the library exports: the hooks and dlsym, nothing else
-want="cuCtxDestroy_v2 cuDevicePrimaryCtxReset_v2 cuGetProcAddress
+# ---- what the library exports: the hooks, dlsym and _exit, nothing else
+want="_exit cuCtxDestroy_v2 cuDevicePrimaryCtxReset_v2 cuGetProcAddress
 cuGetProcAddress_v2 cuGraphAddKernelNode cuGraphAddKernelNode_v2
 cuGraphAddNode cuGraphAddNode_v2 cuGraphExecKernelNodeSetParams
 cuGraphExecKernelNodeSetParams_v2 cuGraphExecNodeSetParams

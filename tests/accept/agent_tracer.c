@@ -151,6 +151,8 @@ int main(int argc, char **argv)
 				   MAP_SHARED, seg, 0);
 			if (map != MAP_FAILED)
 				print_segment(map, u.m.seq);
+			/* read: the agent may go */
+			send_msg(fd, AGENT_MSG_BYE_ACK, u.m.seq);
 			goto out;
 		default:
 			printf("unknown message %u\n", u.m.type);

@@ -2,9 +2,12 @@
 // GPU: several CUDA processes under one -c (tests/gpu/multiproc.sh).
 // `multiproc exec` starts two workers as a launcher does (fork, then
 // exec of this program); `multiproc fork` forks them without exec (the
-// parent never touched CUDA).  Worker i (0, 1) launches mp_vadd
-// 3 * (i + 1) times, 64 blocks of 128 threads, and prints
-// "worker PID launches N ok".
+// parent never touched CUDA; they leave with _exit, as Python's
+// multiprocessing children do); `multiproc forkparent` does the same,
+// then the parent runs worker 2 itself once they are gone.  Worker i
+// launches mp_vadd 3 * (i + 1) times, 64 blocks of 128 threads, and
+// prints "worker PID launches N ok".  Built with -DMP_LIB it is a
+// library with mp_worker(i) alone (multiproc.sh's Python children).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +23,7 @@ __global__ void mp_vadd(const float *a, float *b, int n)
 		b[i] += a[i];
 }
 
-static int worker(int id)
+extern "C" int mp_worker(int id)
 {
 	const int n = 64 * 128, runs = 3 * (id + 1);
 	float *a, *b, h[n];
@@ -43,14 +46,16 @@ static int worker(int id)
 	return ok ? 0 : 1;
 }
 
+#ifndef MP_LIB
 int main(int argc, char **argv)
 {
 	int status, bad = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "worker"))
-		return worker(atoi(argv[2]));
-	if (argc != 2 || (strcmp(argv[1], "exec") && strcmp(argv[1], "fork"))) {
-		fprintf(stderr, "usage: multiproc exec|fork\n");
+		return mp_worker(atoi(argv[2]));
+	if (argc != 2 || (strcmp(argv[1], "exec") &&
+			  strncmp(argv[1], "fork", 4))) {
+		fprintf(stderr, "usage: multiproc exec|fork|forkparent\n");
 		return 2;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -61,13 +66,16 @@ int main(int argc, char **argv)
 			return 1;
 		if (p)
 			continue;
-		if (!strcmp(argv[1], "fork"))
-			_exit(worker(i));
+		if (!strncmp(argv[1], "fork", 4))
+			_exit(mp_worker(i));
 		snprintf(id, sizeof(id), "%d", i);
 		execl("/proc/self/exe", argv[0], "worker", id, (char *)NULL);
 		_exit(127);
 	}
 	while (wait(&status) > 0)
 		bad |= !WIFEXITED(status) || WEXITSTATUS(status);
+	if (!strcmp(argv[1], "forkparent"))
+		bad |= mp_worker(2);
 	return bad;
 }
+#endif

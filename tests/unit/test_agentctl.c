@@ -366,6 +366,7 @@ struct fake {
 	int snapshots;
 	int hello;
 	int ok;			/* everything it expected came */
+	int acked;		/* its BYE naming a region was acknowledged */
 };
 
 static void send_msg(int fd, uint32_t type, uint64_t seq, const void *p,
@@ -583,7 +584,19 @@ serve:
 				write_snapshot(&c, seg, 3, 1000);
 			send_msg(fd, AGENT_MSG_BYE, f->passive ? 0 : 1000,
 				 &region, f->passive ? 0 : 4);
-			f->ok = 1;
+			/* the region is copied: BYE_ACK (none without one) */
+			if (!f->passive) {
+				struct timeval tv = { .tv_sec = 5 };
+
+				setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+					   sizeof(tv));
+				n = recv(fd, buf, sizeof(buf), 0);
+				memcpy(&m, buf, sizeof(m));
+				f->acked = n == (ssize_t)sizeof(m) &&
+					   m.type == AGENT_MSG_BYE_ACK &&
+					   m.seq == 1000;
+			}
+			__atomic_store_n(&f->ok, 1, __ATOMIC_RELEASE);
 			break;
 		}
 	}
@@ -874,6 +887,10 @@ static void test_agent(void)
 	/* detach: the final snapshot comes with BYE */
 	grab_stderr();
 	agentctl_detach(ac);
+	/* the agents wait for BYE_ACK: the tracer reads their BYE */
+	for (int i = 0; i < 1000 && !(__atomic_load_n(&f.ok, __ATOMIC_ACQUIRE) &&
+				      __atomic_load_n(&f3.ok, __ATOMIC_ACQUIRE)); i++)
+		agentctl_poll(ac, 10);
 	pthread_join(th, NULL);
 	pthread_join(th2, NULL);
 	pthread_join(th3, NULL);
@@ -881,6 +898,8 @@ static void test_agent(void)
 	errs = release_stderr();
 	CHECK(f.ok && f2.ok && f3.ok && f.snapshots == 2,
 	      "bye/agents saw detach");
+	CHECK(f.acked && f3.acked && !f2.acked, "bye/a BYE naming a region is "
+	      "acknowledged once copied");
 	CHECK(!count_of(errs, "went away") && !count_of(errs, "in time"),
 	      "bye/no complaint");
 	free(errs);
