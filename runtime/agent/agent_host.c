@@ -680,6 +680,8 @@ void agent_host_call(uint32_t e, const uint64_t *args, const uint64_t *ret,
 
 	if (!h || e >= AGENT_HE_END_ || !h->by_entry[e] || !(r.t = self()))
 		return;
+	/* the exit handler (the last snapshot), as a launch registers it */
+	agent_saw_cuda();
 	memset(&regs, 0, sizeof(regs));
 	regs.rdi = args[0];
 	regs.rsi = args[1];
