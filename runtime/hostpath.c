@@ -19,6 +19,7 @@
 #include "probes/cuda_priv.h"
 #include "probes/provider.h"
 #include "runtime/hostpath.h"
+#include "runtime/inject.h"
 
 bool hostpath_off(void)
 {
@@ -338,4 +339,55 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 				return -ENOMEM;
 	}
 	return n;
+}
+
+bool hostpath_attach_wanted(const struct program *prog, int pid, bool verbose)
+{
+	char why[512];
+
+	if (!hostpath_wanted(prog, verbose))
+		return false;
+	if (inject_why(pid, why, sizeof(why))) {
+		if (verbose)
+			fprintf(stderr, "gputrace: cuda: clauses run as kernel uprobes: %s\n",
+				why);
+		return false;
+	}
+	return true;
+}
+
+int hostpath_fallback(struct gt_object *obj, const char *lib, char *err,
+		      size_t errlen)
+{
+	bool *load = calloc(obj->nprogs + 1, sizeof(*load));
+	int *fds = calloc(obj->nprogs + 1, sizeof(*fds));
+	int e = -ENOMEM;
+
+	if (!load || !fds) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < obj->nprogs; i++) {
+		struct probe *p = obj->progs[i].probe;
+
+		fds[i] = obj->progs[i].fd;
+		load[i] = p && p->in_agent;
+		if (p)
+			p->in_agent = false;
+	}
+	e = cuda_unhook(obj, lib);
+	if (e) {
+		snprintf(err, errlen, "a cuda: probe is not in the driver");
+		goto out;
+	}
+	/* the programs the agent was to run; the others keep their fds */
+	e = gt_object_load_part(obj, load, err, errlen);
+	if (!e)
+		for (int i = 0; i < obj->nprogs; i++)
+			if (!load[i])
+				obj->progs[i].fd = fds[i];
+out:
+	free(load);
+	free(fds);
+	return e;
 }

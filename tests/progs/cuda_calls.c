@@ -16,7 +16,7 @@
  *   cuda_calls [-n ROUNDS] [-t THREADS] [-g GOFILE]
  *
  * -t: the rounds run in each of THREADS threads at once.  -g: after
- * opening the driver, wait (up to 20 s) until GOFILE exists (for -p:
+ * opening the driver, wait (up to 60 s) until GOFILE exists (for -p:
  * the tracer attaches to a process that has loaded the driver).
  * Prints "calls N failed F" at the end: every call, and those that did
  * not return 0.
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cuda_calls: %s\n", dlerror());
 		return 2;
 	}
-	for (int i = 0; go && access(go, F_OK) && i < 2000; i++) {
+	for (int i = 0; go && access(go, F_OK) && i < 6000; i++) {
 		struct timespec ts = { 0, 10000000 };
 
 		nanosleep(&ts, NULL);
