@@ -652,11 +652,12 @@ void agent_host_launch(const struct agent_launch *l)
 	run_entry(h, e, &r, &regs);
 }
 
+/* Not the agent's own calls, nor CUPTI's on its behalf (in a hook). */
 bool agent_host_on(uint32_t e)
 {
 	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
 
-	return h && e < AGENT_HE_END_ && h->by_entry[e];
+	return h && e < AGENT_HE_END_ && h->by_entry[e] && !agent_in_hook;
 }
 
 uint64_t agent_host_now(void)

@@ -13,13 +13,13 @@
  *   sync:   each once; cuCtxSynchronize_v2 and cuEventSynchronize once
  *           with a handle and once without (the fake fails those)
  *
- *   cuda_calls [-n ROUNDS] [-t THREADS] [-g GOFILE]
+ *   cuda_calls [-n ROUNDS] [-t THREADS] [-g GOFILE] [-T]
  *
  * -t: the rounds run in each of THREADS threads at once.  -g: after
  * opening the driver, wait (up to 60 s) until GOFILE exists (for -p:
  * the tracer attaches to a process that has loaded the driver).
  * Prints "calls N failed F" at the end: every call, and those that did
- * not return 0.
+ * not return 0; -T adds the process's CPU time per call (ns).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -134,11 +134,12 @@ static void *sym(void *lib, const char *name)
 int main(int argc, char **argv)
 {
 	const char *go = NULL;
-	int threads = 1, c;
+	int threads = 1, c, cpu = 0;
+	struct timespec t0, t1;
 	pthread_t t[64];
 	void *lib;
 
-	while ((c = getopt(argc, argv, "n:t:g:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:g:T")) != -1) {
 		switch (c) {
 		case 'n':
 			rounds = atoi(optarg);
@@ -149,8 +150,11 @@ int main(int argc, char **argv)
 		case 'g':
 			go = optarg;
 			break;
+		case 'T':
+			cpu = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: cuda_calls [-n ROUNDS] [-t THREADS] [-g GOFILE]\n");
+			fprintf(stderr, "usage: cuda_calls [-n ROUNDS] [-t THREADS] [-g GOFILE] [-T]\n");
 			return 2;
 		}
 	}
@@ -175,6 +179,7 @@ int main(int argc, char **argv)
 		pf[i] = sym(lib, frees[i].name);
 	for (size_t i = 0; i < N(syncs); i++)
 		ps[i] = sym(lib, syncs[i]);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	if (threads == 1) {
 		work(NULL);
 	} else {
@@ -183,6 +188,11 @@ int main(int argc, char **argv)
 		for (int i = 0; i < threads; i++)
 			pthread_join(t[i], NULL);
 	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
 	printf("calls %ld failed %ld\n", calls, failed);
+	if (cpu && calls)
+		printf("cpu %.1f ns per call\n",
+		       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) /
+		       calls);
 	return 0;
 }
