@@ -55,6 +55,21 @@ driver_part() {
 	fi
 }
 
+# in_agent LABEL: -v said the clauses run in the agent, and the output
+# ($T/out) is the kernel path's ($T/kernel), byte for byte
+in_agent() {
+	grep -q '^gputrace: cuda:memcpy@cuMemcpyHtoD_v2 runs in the agent$' "$T/err" &&
+		grep -q '^gputrace: cuda:sync@cuEventSynchronize runs in the agent$' "$T/err" &&
+		pass "$1 -v: the clauses run in the agent" ||
+		{ fail "$1 -v: not in the agent:"; sed 's/^/    /' "$T/err"; }
+	if cmp -s "$T/kernel" "$T/out"; then
+		pass "$1: the agent's output is the kernel uprobes' (runtime API included)"
+	else
+		fail "$1: outputs differ (-kernel +agent):"
+		diff -u "$T/kernel" "$T/out" | sed 's/^/    /'
+	fi
+}
+
 # 1. -c both ways
 GPUTRACE_CUDA_UPROBES=1 timeout -k 5 120 "$GT" -c "$T/hostcalls" -e "$PROG" \
 	</dev/null >"$T/out" 2>"$T/err" || { fail "-c kernel path: status $?"; sed 's/^/    /' "$T/err"; }
@@ -63,16 +78,7 @@ cp "$T/out" "$T/kernel"
 timeout -k 5 120 "$GT" -v -c "$T/hostcalls" -e "$PROG" \
 	</dev/null >"$T/out" 2>"$T/err" || { fail "-c agent: status $?"; sed 's/^/    /' "$T/err"; }
 driver_part "-c agent"
-grep -q '^gputrace: cuda:memcpy@cuMemcpyHtoD_v2 runs in the agent$' "$T/err" &&
-	grep -q '^gputrace: cuda:sync@cuEventSynchronize runs in the agent$' "$T/err" &&
-	pass "-c -v: the clauses run in the agent" ||
-	{ fail "-c -v: not in the agent:"; sed 's/^/    /' "$T/err"; }
-if cmp -s "$T/kernel" "$T/out"; then
-	pass "-c: the agent's output is the kernel uprobes' (runtime API included)"
-else
-	fail "-c: outputs differ (-kernel +agent):"
-	diff -u "$T/kernel" "$T/out" | sed 's/^/    /'
-fi
+in_agent "-c"
 
 # 2. -p both ways: the program waits (driver loaded) for SIGUSR1
 run_p() {	# run_p LABEL: gputrace -p's output in $T/out
@@ -105,14 +111,8 @@ cp "$T/out" "$T/kernel"
 run_p "-p agent"
 driver_part "-p agent"
 grep -q '^gputrace: agent attached to pid' "$T/err" &&
-	grep -q '^gputrace: cuda:memcpy@cuMemcpyHtoD_v2 runs in the agent$' "$T/err" &&
-	pass "-p -v: the agent injected for cuda: clauses alone" ||
-	{ fail "-p -v: no agent:"; sed 's/^/    /' "$T/err"; }
-if cmp -s "$T/kernel" "$T/out"; then
-	pass "-p: the agent's output is the kernel uprobes'"
-else
-	fail "-p: outputs differ (-kernel +agent):"
-	diff -u "$T/kernel" "$T/out" | sed 's/^/    /'
-fi
+	pass "-p: the agent injected for cuda: clauses alone" ||
+	{ fail "-p: no agent:"; sed 's/^/    /' "$T/err"; }
+in_agent "-p"
 [ $failed -eq 0 ] || { echo "last gputrace output:"; sed 's/^/    /' "$T/out" "$T/err"; }
 exit $failed

@@ -28,24 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CD(x)								\
-	do {								\
-		CUresult r_ = (x);					\
-		if (r_ != CUDA_SUCCESS) {				\
-			fprintf(stderr, "%s:%d: %s: error %d\n",	\
-				__FILE__, __LINE__, #x, (int)r_);	\
-			exit(1);					\
-		}							\
-	} while (0)
-#define CK(x)								\
-	do {								\
-		cudaError_t e_ = (x);					\
-		if (e_ != cudaSuccess) {				\
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__,	\
-				__LINE__, #x, cudaGetErrorString(e_));	\
-			exit(1);					\
-		}							\
-	} while (0)
+#include "gpu_check.h"
 
 static volatile sig_atomic_t go;
 
