@@ -538,7 +538,7 @@ const struct agent_hook agent_hooks[] = {
 	H("cuMemFreeAsync_ptsz", "cuMemFreeAsync", 1, gt_mem_free_async_ptsz,
 	  mem_free_async_ptsz),
 	/* copies, synchronizations, host memory: for host clauses only */
-	AGENT_HOSTCALL_HOOKS,
+	AGENT_HOSTCALL_HOOKS
 };
 
 const int agent_nhooks = sizeof(agent_hooks) / sizeof(agent_hooks[0]);

@@ -50,66 +50,49 @@ void agent_host_call(uint32_t e, const uint64_t *args, const uint64_t *ret,
 /* The real entry points of the hooks below, by enum agent_hentry. */
 extern void *agent_hc_real[AGENT_HE_END_];
 
+/*
+ * The hooked entry points: X(NAME, symbol, the name cuGetProcAddress is
+ * asked for, its per-thread variant (1, 0; -1: none), its ABI's version
+ * range).  The wrappers are agent_hostcall.c's gt_hc_NAME.
+ */
+#define AGENT_HOSTCALLS(X)						\
+	X(MALLOC_HOST, "cuMemAllocHost_v2", "cuMemAllocHost", -1, 3020, 1 << 30) \
+	X(HOST_ALLOC, "cuMemHostAlloc", "cuMemHostAlloc", -1, 0, 1 << 30) \
+	X(FREE_HOST, "cuMemFreeHost", "cuMemFreeHost", -1, 0, 1 << 30)	\
+	X(HTOD, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", 0, 3020, 1 << 30)	\
+	X(HTOD_PTDS, "cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoD", 1, 3020, 1 << 30) \
+	X(HTOD_ASYNC, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", 0, 3020, 1 << 30) \
+	X(HTOD_ASYNC_PTSZ, "cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyHtoDAsync", 1, 3020, 1 << 30) \
+	X(DTOH, "cuMemcpyDtoH_v2", "cuMemcpyDtoH", 0, 3020, 1 << 30)	\
+	X(DTOH_PTDS, "cuMemcpyDtoH_v2_ptds", "cuMemcpyDtoH", 1, 3020, 1 << 30) \
+	X(DTOH_ASYNC, "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", 0, 3020, 1 << 30) \
+	X(DTOH_ASYNC_PTSZ, "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoHAsync", 1, 3020, 1 << 30) \
+	X(DTOD, "cuMemcpyDtoD_v2", "cuMemcpyDtoD", 0, 3020, 1 << 30)	\
+	X(DTOD_PTDS, "cuMemcpyDtoD_v2_ptds", "cuMemcpyDtoD", 1, 3020, 1 << 30) \
+	X(DTOD_ASYNC, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync", 0, 3020, 1 << 30) \
+	X(DTOD_ASYNC_PTSZ, "cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpyDtoDAsync", 1, 3020, 1 << 30) \
+	X(MEMCPY, "cuMemcpy", "cuMemcpy", 0, 4000, 1 << 30)		\
+	X(MEMCPY_PTDS, "cuMemcpy_ptds", "cuMemcpy", 1, 4000, 1 << 30)	\
+	X(MEMCPY_ASYNC, "cuMemcpyAsync", "cuMemcpyAsync", 0, 4000, 1 << 30) \
+	X(MEMCPY_ASYNC_PTSZ, "cuMemcpyAsync_ptsz", "cuMemcpyAsync", 1, 4000, 1 << 30) \
+	/* 13.0 gave cuCtxSynchronize a context argument */		\
+	X(CTX_SYNC, "cuCtxSynchronize", "cuCtxSynchronize", -1, 0, 13000) \
+	X(CTX_SYNC_V2, "cuCtxSynchronize_v2", "cuCtxSynchronize", -1, 13000, 1 << 30) \
+	X(STREAM_SYNC, "cuStreamSynchronize", "cuStreamSynchronize", 0, 0, 1 << 30) \
+	X(STREAM_SYNC_PTSZ, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", 1, 0, 1 << 30) \
+	X(EVENT_SYNC, "cuEventSynchronize", "cuEventSynchronize", -1, 0, 1 << 30)
+
 #ifndef AGENT_HOSTCALL_IMPL	/* only their addresses, for the table */
-#define HC_DECL_(name, sym, kind) \
+#define HC_DECL_(name, sym, proc, ptsz, lo, hi) \
 	void gt_hc_##name(void) __asm__(sym);
-#define HC_HOOKED_(X)							\
-	X(MALLOC_HOST, "cuMemAllocHost_v2", 0) X(HOST_ALLOC, "cuMemHostAlloc", 0) \
-	X(FREE_HOST, "cuMemFreeHost", 0) X(HTOD, "cuMemcpyHtoD_v2", 0)	\
-	X(HTOD_PTDS, "cuMemcpyHtoD_v2_ptds", 0)				\
-	X(HTOD_ASYNC, "cuMemcpyHtoDAsync_v2", 0)			\
-	X(HTOD_ASYNC_PTSZ, "cuMemcpyHtoDAsync_v2_ptsz", 0)		\
-	X(DTOH, "cuMemcpyDtoH_v2", 0) X(DTOH_PTDS, "cuMemcpyDtoH_v2_ptds", 0) \
-	X(DTOH_ASYNC, "cuMemcpyDtoHAsync_v2", 0)			\
-	X(DTOH_ASYNC_PTSZ, "cuMemcpyDtoHAsync_v2_ptsz", 0)		\
-	X(DTOD, "cuMemcpyDtoD_v2", 0) X(DTOD_PTDS, "cuMemcpyDtoD_v2_ptds", 0) \
-	X(DTOD_ASYNC, "cuMemcpyDtoDAsync_v2", 0)			\
-	X(DTOD_ASYNC_PTSZ, "cuMemcpyDtoDAsync_v2_ptsz", 0)		\
-	X(MEMCPY, "cuMemcpy", 0) X(MEMCPY_PTDS, "cuMemcpy_ptds", 0)	\
-	X(MEMCPY_ASYNC, "cuMemcpyAsync", 0)				\
-	X(MEMCPY_ASYNC_PTSZ, "cuMemcpyAsync_ptsz", 0)			\
-	X(CTX_SYNC, "cuCtxSynchronize", 0)				\
-	X(CTX_SYNC_V2, "cuCtxSynchronize_v2", 0)			\
-	X(STREAM_SYNC, "cuStreamSynchronize", 0)			\
-	X(STREAM_SYNC_PTSZ, "cuStreamSynchronize_ptsz", 0)		\
-	X(EVENT_SYNC, "cuEventSynchronize", 0)
-HC_HOOKED_(HC_DECL_)
+AGENT_HOSTCALLS(HC_DECL_)
 #undef HC_DECL_
 #endif
 
-/*
- * The hook table's entries (agent_hooks.c's H/HV), by the name
- * cuGetProcAddress is asked for, its per-thread variant and its ABI's
- * version range.
- */
+/* Their entries in agent_hooks.c's table. */
 #define HC_(name, sym, proc, ptsz, lo, hi) \
 	{ sym, proc, ptsz, lo, hi, (void *)gt_hc_##name, \
-	  &agent_hc_real[AGENT_HE_##name] }
-#define AGENT_HOSTCALL_HOOKS						\
-	HC_(MALLOC_HOST, "cuMemAllocHost_v2", "cuMemAllocHost", -1, 3020, 1 << 30), \
-	HC_(HOST_ALLOC, "cuMemHostAlloc", "cuMemHostAlloc", -1, 0, 1 << 30), \
-	HC_(FREE_HOST, "cuMemFreeHost", "cuMemFreeHost", -1, 0, 1 << 30), \
-	HC_(HTOD, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", 0, 3020, 1 << 30), \
-	HC_(HTOD_PTDS, "cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoD", 1, 3020, 1 << 30), \
-	HC_(HTOD_ASYNC, "cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync", 0, 3020, 1 << 30), \
-	HC_(HTOD_ASYNC_PTSZ, "cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyHtoDAsync", 1, 3020, 1 << 30), \
-	HC_(DTOH, "cuMemcpyDtoH_v2", "cuMemcpyDtoH", 0, 3020, 1 << 30), \
-	HC_(DTOH_PTDS, "cuMemcpyDtoH_v2_ptds", "cuMemcpyDtoH", 1, 3020, 1 << 30), \
-	HC_(DTOH_ASYNC, "cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync", 0, 3020, 1 << 30), \
-	HC_(DTOH_ASYNC_PTSZ, "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyDtoHAsync", 1, 3020, 1 << 30), \
-	HC_(DTOD, "cuMemcpyDtoD_v2", "cuMemcpyDtoD", 0, 3020, 1 << 30), \
-	HC_(DTOD_PTDS, "cuMemcpyDtoD_v2_ptds", "cuMemcpyDtoD", 1, 3020, 1 << 30), \
-	HC_(DTOD_ASYNC, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync", 0, 3020, 1 << 30), \
-	HC_(DTOD_ASYNC_PTSZ, "cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpyDtoDAsync", 1, 3020, 1 << 30), \
-	HC_(MEMCPY, "cuMemcpy", "cuMemcpy", 0, 4000, 1 << 30), \
-	HC_(MEMCPY_PTDS, "cuMemcpy_ptds", "cuMemcpy", 1, 4000, 1 << 30), \
-	HC_(MEMCPY_ASYNC, "cuMemcpyAsync", "cuMemcpyAsync", 0, 4000, 1 << 30), \
-	HC_(MEMCPY_ASYNC_PTSZ, "cuMemcpyAsync_ptsz", "cuMemcpyAsync", 1, 4000, 1 << 30), \
-	/* 13.0 gave cuCtxSynchronize a context argument */		\
-	HC_(CTX_SYNC, "cuCtxSynchronize", "cuCtxSynchronize", -1, 0, 13000), \
-	HC_(CTX_SYNC_V2, "cuCtxSynchronize_v2", "cuCtxSynchronize", -1, 13000, 1 << 30), \
-	HC_(STREAM_SYNC, "cuStreamSynchronize", "cuStreamSynchronize", 0, 0, 1 << 30), \
-	HC_(STREAM_SYNC_PTSZ, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", 1, 0, 1 << 30), \
-	HC_(EVENT_SYNC, "cuEventSynchronize", "cuEventSynchronize", -1, 0, 1 << 30)
+	  &agent_hc_real[AGENT_HE_##name] },
+#define AGENT_HOSTCALL_HOOKS	AGENT_HOSTCALLS(HC_)
 
 #endif
