@@ -25,6 +25,7 @@
 #include <linux/bpf.h>
 
 #include "gpucode/devrt.h"
+#include "gpucode/agent_hentry.h"
 
 #define AGENT_ENV_CONFIG	"GPUTRACE_AGENT_CONFIG"
 #define AGENT_ENV_SOCK		"GPUTRACE_AGENT_SOCK"
@@ -62,6 +63,8 @@ enum agent_hmap_role {
 	AGENT_HM_NAMES,		/* .cuda_names: handle -> { key, bits } */
 	AGENT_HM_EVENTS,	/* the events ring: records to the tracer */
 	AGENT_HM_LOST,		/* .lost: events the ring had no room for */
+	AGENT_HM_CALLS,		/* .cuda_calls: the call's entry value
+				 * (malloc size, sync start), at return */
 	AGENT_HM_END_,
 };
 
@@ -73,16 +76,14 @@ struct agent_hmap {
 	bool bucket;		/* hist/lhist: a u64 bucket ends the key */
 };
 
-/* The driver entry point a host program is for (its argument layout). */
+/* The driver entry point a host program is for (its argument layout):
+ * gpucode/agent_hentry.h. */
+#define AGENT_HE_ENUM_(name, sym, kind)	AGENT_HE_##name,
 enum agent_hentry {
-	AGENT_HE_LAUNCH,		/* cuLaunchKernel */
-	AGENT_HE_LAUNCH_PTSZ,
-	AGENT_HE_COOP,			/* cuLaunchCooperativeKernel */
-	AGENT_HE_COOP_PTSZ,
-	AGENT_HE_EX,			/* cuLaunchKernelEx */
-	AGENT_HE_EX_PTSZ,
+	AGENT_HENTRIES(AGENT_HE_ENUM_)
 	AGENT_HE_END_,
 };
+#undef AGENT_HE_ENUM_
 
 struct agent_hprog {
 	uint32_t entry;		/* enum agent_hentry */

@@ -204,6 +204,14 @@ struct gt_object;
 int cuda_complete_globs(const struct gt_object *obj, const char *const **globs);
 
 /*
+ * -p: the agent was not injected after all: OBJ's cuda: probes on its
+ * library LIB (the wrappers of the driver's entry points) go back to the
+ * driver's functions (probes/cuda_unhook.c).  0, or -ENOENT when one is
+ * not in the driver.
+ */
+int cuda_unhook(struct gt_object *obj, const char *lib);
+
+/*
  * gpu:sample (gpu_sample.c): whether TEXT is such a probe (a host probe
  * under the gpu: name), and the GLOBs of OBJ's, in the order of their
  * bits in agent_sample_rec.match (owned by OBJ's AST), their count (0:

@@ -20,6 +20,7 @@
 #include "probes/provider.h"
 #include "runtime/hostevents.h"
 #include "runtime/hostpath.h"
+#include "runtime/inject.h"
 
 bool hostpath_off(void)
 {
@@ -42,11 +43,24 @@ static bool takes_stack(const struct node *n)
 	return false;
 }
 
+/* The cuda: events whose clauses the agent may run (at its hooks). */
+static bool agent_event(const char *ev)
+{
+	static const char *const evs[] = {
+		"launch", "malloc", "free", "memcpy", "sync",
+	};
+
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (!fnmatch(ev, evs[i], 0))
+			return true;
+	return false;
+}
+
 /*
- * The agent is started for cuda:launch clauses, unless a cuda: clause
- * takes a stack: the agent's wrappers sit between the program and the
- * driver, so a kernel uprobe's stack would show them (the stacks stay
- * as they are without the agent).
+ * The agent is started for cuda:launch, malloc, free, memcpy and sync
+ * clauses, unless a cuda: clause takes a stack: the agent's wrappers
+ * sit between the program and the driver, so a kernel uprobe's stack
+ * would show them (the stacks stay as they are without the agent).
  */
 bool hostpath_wanted(const struct program *prog, bool verbose)
 {
@@ -61,7 +75,7 @@ bool hostpath_wanted(const struct program *prog, bool verbose)
 				return false;
 			snprintf(ev, sizeof(ev), "%.*s",
 				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
-			if (!fnmatch(ev, "launch", 0))
+			if (agent_event(ev))
 				launch = true;
 		}
 	if (launch && hostpath_off()) {
@@ -103,19 +117,18 @@ static void role_of(const struct gt_object *obj, const struct unit *u,
 		h->role = AGENT_HM_EVENTS;
 	} else if (j == cg_lost_map(u)) {
 		h->role = AGENT_HM_LOST;
+	} else if (sh && j == sh->calls_map) {
+		h->role = AGENT_HM_CALLS;
 	}
 }
 
 static int entry_of(const char *func)
 {
+#define NAME_(name, sym, kind)	[AGENT_HE_##name] = sym,
 	static const char *const names[AGENT_HE_END_] = {
-		[AGENT_HE_LAUNCH] = "cuLaunchKernel",
-		[AGENT_HE_LAUNCH_PTSZ] = "cuLaunchKernel_ptsz",
-		[AGENT_HE_COOP] = "cuLaunchCooperativeKernel",
-		[AGENT_HE_COOP_PTSZ] = "cuLaunchCooperativeKernel_ptsz",
-		[AGENT_HE_EX] = "cuLaunchKernelEx",
-		[AGENT_HE_EX_PTSZ] = "cuLaunchKernelEx_ptsz",
+		AGENT_HENTRIES(NAME_)
 	};
+#undef NAME_
 
 	for (int i = 0; i < AGENT_HE_END_; i++)
 		if (func && !strcmp(func, names[i]))
@@ -178,6 +191,7 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 		if (in->imm < 0 || in->imm >= nmaps ||
 		    (hm[in->imm].role != AGENT_HM_AGG &&
 		     hm[in->imm].role != AGENT_HM_NAMES &&
+		     hm[in->imm].role != AGENT_HM_CALLS &&
 		     !(events_ok && (hm[in->imm].role == AGENT_HM_EVENTS ||
 				       hm[in->imm].role == AGENT_HM_LOST)))) {
 			snprintf(why, len, "map %d is not an aggregation the agent keeps",
@@ -197,6 +211,35 @@ static const char *refuse(const struct gt_bpf_prog *prog,
 out:
 	free(maps);
 	return why;
+}
+
+/*
+ * A hidden saver (the entry value of a return-time event: malloc's
+ * size, sync's start) serves the clauses on its entry point; where the
+ * agent runs them all, the agent has the value itself, and the saver's
+ * uprobe would only cost a trap per call: it is not attached either.
+ */
+static void drop_savers(struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		struct probe *h = obj->progs[i].probe;
+		const struct cuda_priv *hv = h ? h->priv : NULL;
+		bool used = false;
+
+		if (!h || h->prov != &provider_cuda || !hv || !hv->hidden ||
+		    (hv->what != CH_SAVE_ARG1 && hv->what != CH_SAVE_PITCH &&
+		     hv->what != CH_SAVE_TIME))
+			continue;
+		for (int k = 0; k < obj->nprogs && !used; k++) {
+			const struct probe *q = obj->progs[k].probe;
+			const struct cuda_priv *qv = q ? q->priv : NULL;
+
+			used = q && q->prov == &provider_cuda && qv &&
+			       !qv->hidden && !q->in_agent && q->func &&
+			       h->func && !strcmp(q->func, h->func);
+		}
+		h->in_agent = !used;
+	}
 }
 
 int hostpath_select(struct gt_object *obj, const struct unit *u,
@@ -271,6 +314,8 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 				p->name, p->func);
 		n++;
 	}
+	if (n)
+		drop_savers(obj);
 	/* the GLOBs in bit order: the agent matches them itself */
 	if (n && sh->nglobs) {
 		hc->hglobs = calloc(sh->nglobs, sizeof(*hc->hglobs));
@@ -282,4 +327,55 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 				return -ENOMEM;
 	}
 	return n;
+}
+
+bool hostpath_attach_wanted(const struct program *prog, int pid, bool verbose)
+{
+	char why[512];
+
+	if (!hostpath_wanted(prog, verbose))
+		return false;
+	if (inject_why(pid, why, sizeof(why))) {
+		if (verbose)
+			fprintf(stderr, "gputrace: cuda: clauses run as kernel uprobes: %s\n",
+				why);
+		return false;
+	}
+	return true;
+}
+
+int hostpath_fallback(struct gt_object *obj, const char *lib, char *err,
+		      size_t errlen)
+{
+	bool *load = calloc(obj->nprogs + 1, sizeof(*load));
+	int *fds = calloc(obj->nprogs + 1, sizeof(*fds));
+	int e = -ENOMEM;
+
+	if (!load || !fds) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < obj->nprogs; i++) {
+		struct probe *p = obj->progs[i].probe;
+
+		fds[i] = obj->progs[i].fd;
+		load[i] = p && p->in_agent;
+		if (p)
+			p->in_agent = false;
+	}
+	e = cuda_unhook(obj, lib);
+	if (e) {
+		snprintf(err, errlen, "a cuda: probe is not in the driver");
+		goto out;
+	}
+	/* the programs the agent was to run; the others keep their fds */
+	e = gt_object_load_part(obj, load, err, errlen);
+	if (!e)
+		for (int i = 0; i < obj->nprogs; i++)
+			if (!load[i])
+				obj->progs[i].fd = fds[i];
+out:
+	free(load);
+	free(fds);
+	return e;
 }

@@ -35,4 +35,21 @@ bool hostpath_wanted(const struct program *prog, bool verbose);
 int hostpath_select(struct gt_object *obj, const struct unit *u,
 		    bool verbose, struct agent_config *hc, bool *host_maps);
 
+/*
+ * -p PID without gpu: or cuda:complete probes: inject the agent for
+ * PROG's cuda: clauses?  Yes when hostpath_wanted() and the injection
+ * may be tried (inject_why(); VERBOSE: else says why not).
+ */
+bool hostpath_attach_wanted(const struct program *prog, int pid,
+			    bool verbose);
+/*
+ * The agent could not be injected (-p): the programs it was to run, and
+ * the savers left to it, are loaded for the kernel after all, and every
+ * probe on its library LIB goes back to the driver.  0, or -errno with
+ * ERR.
+ */
+struct gt_object;
+int hostpath_fallback(struct gt_object *obj, const char *lib, char *err,
+		      size_t errlen);
+
 #endif

@@ -111,7 +111,7 @@ static bool find_map(pid_t pid, const char *name, char *path, size_t len)
 	return found;
 }
 
-int inject_check(pid_t pid)
+int inject_why(pid_t pid, char *why, size_t len)
 {
 	unsigned long long cap = 0, uid = 0;
 	long scope = read_long("/proc/sys/kernel/yama/ptrace_scope", 0);
@@ -121,31 +121,41 @@ int inject_check(pid_t pid)
 	char path[4096];
 
 	if (scope >= 3) {
-		fprintf(stderr, "gputrace: -p %d: ptrace is disabled on this "
-			"system (kernel.yama.ptrace_scope = 3): device probes "
-			"cannot be installed in a running process\n", (int)pid);
+		snprintf(why, len, "-p %d: ptrace is disabled on this "
+			 "system (kernel.yama.ptrace_scope = 3): device probes "
+			 "cannot be installed in a running process", (int)pid);
 		return -EPERM;
 	}
 	if (!capable && scope >= 1) {
-		fprintf(stderr, "gputrace: -p %d: installing device probes in "
-			"a running process needs root or CAP_SYS_PTRACE "
-			"(kernel.yama.ptrace_scope = %ld)\n", (int)pid, scope);
+		snprintf(why, len, "-p %d: installing device probes in "
+			 "a running process needs root or CAP_SYS_PTRACE "
+			 "(kernel.yama.ptrace_scope = %ld)", (int)pid, scope);
 		return -EPERM;
 	}
 	if (!capable && status_field(pid, "Uid:", &uid, 10) &&
 	    uid != (unsigned long long)getuid()) {
-		fprintf(stderr, "gputrace: -p %d: the process belongs to "
-			"another user: root or CAP_SYS_PTRACE is needed\n",
-			(int)pid);
+		snprintf(why, len, "-p %d: the process belongs to "
+			 "another user: root or CAP_SYS_PTRACE is needed",
+			 (int)pid);
 		return -EPERM;
 	}
 	if (!find_map(pid, "libcuda.so", path, sizeof(path))) {
-		fprintf(stderr, "gputrace: -p %d: the process has not loaded "
-			"the CUDA driver (libcuda.so.1) yet: run gputrace -p "
-			"once it has made its first CUDA call\n", (int)pid);
+		snprintf(why, len, "-p %d: the process has not loaded "
+			 "the CUDA driver (libcuda.so.1) yet: run gputrace -p "
+			 "once it has made its first CUDA call", (int)pid);
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int inject_check(pid_t pid)
+{
+	char why[512];
+	int e = inject_why(pid, why, sizeof(why));
+
+	if (e)
+		fprintf(stderr, "gputrace: %s\n", why);
+	return e;
 }
 
 /* -------------------------------------------------------- addresses -- */

@@ -16,6 +16,8 @@
  * -errno after one message on stderr.
  */
 int inject_check(pid_t pid);
+/* inject_check without the message: the reason in WHY (LEN bytes). */
+int inject_why(pid_t pid, char *why, size_t len);
 
 struct inject_stats {
 	uint64_t pause_us;	/* every thread stopped (the arming) */

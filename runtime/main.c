@@ -200,6 +200,7 @@ struct attach_ctx {
 	struct agentctl *ac;
 	int pid;
 	bool verbose;
+	struct gt_object *obj;
 };
 
 /* -p: load the agent into PID and arm its hooks. */
@@ -208,6 +209,22 @@ static int attach_agent(void *arg)
 	const struct attach_ctx *a = arg;
 
 	return inject_agentctl(a->pid, a->ac, a->verbose);
+}
+
+/* -p with cuda: clauses alone: the agent could not be injected */
+static int host_fallback(void *arg)
+{
+	const struct attach_ctx *a = arg;
+	char err[4096];
+	int e = hostpath_fallback(a->obj, agentctl_lib(a->ac), err,
+				  sizeof(err));
+
+	if (e)
+		fprintf(stderr, "gputrace: %s\n", err);
+	else
+		fprintf(stderr, "gputrace: -p %d: cuda: clauses run as kernel uprobes instead\n",
+			a->pid);
+	return e;
 }
 
 static bool needs_agent(const struct program *prog)
@@ -302,6 +319,7 @@ int main(int argc, char **argv)
 	struct agentctl *ac = NULL;
 	struct out o = { 0 };
 	bool dry_run = false, have_obj = false, list = false, have_ds = false;
+	bool host_p = false;	/* -p: the agent for cuda: clauses alone */
 	bool unsafe = false, buffer_full = false;
 	int helper_check = 0;
 	unsigned dump = 0;
@@ -526,6 +544,16 @@ int main(int argc, char **argv)
 			goto out;
 		provider_agent_lib = agentctl_lib(ac);
 		provider_hooked_lib = agentctl_lib(ac);
+	} else if (sopts.pid && !dry_run &&
+		   hostpath_attach_wanted(prog, sopts.pid, sopts.verbose)) {
+		/* cuda: clauses alone: the agent runs them (docs/hostpath.md) */
+		struct agentctl_opts ao = { .verbose = sopts.verbose,
+					    .attach_pid = sopts.pid };
+
+		if (agentctl_open(&ao, &ac))
+			goto out;
+		provider_agent_lib = provider_hooked_lib = agentctl_lib(ac);
+		host_p = true;
 	}
 
 	/* the child exists (held) before compiling: cpid and -c scoping */
@@ -600,6 +628,14 @@ int main(int argc, char **argv)
 			goto out;
 		if (nhost)
 			agentctl_set_host(ac, &hcfg, host_maps);
+		/* -p: nothing for the agent after all, no injection */
+		if (host_p && !nhost) {
+			if (cuda_unhook(&obj, agentctl_lib(ac)))
+				goto out;
+			provider_agent_lib = provider_hooked_lib = NULL;
+			agentctl_free(ac);
+			ac = NULL;
+		}
 	}
 	/* the agent was started: it reads a configuration, even empty */
 	if (ac) {
@@ -619,12 +655,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	sopts.agent = ac;
-	struct attach_ctx actx = { ac, sopts.pid, sopts.verbose };
+	struct attach_ctx actx = { ac, sopts.pid, sopts.verbose, &obj };
 
 	if (ac && sopts.pid) {
 		/* after the probes: they see the first instrumented launch */
 		sopts.attach_agent = attach_agent;
 		sopts.attach_arg = &actx;
+		/* cuda: clauses alone: before them, so that a failed
+		 * injection leaves them to the kernel */
+		sopts.agent_early = host_p;
+		sopts.agent_failed = host_fallback;
 	}
 	ret = session_run(u, &obj, &o, &sopts);
 out:

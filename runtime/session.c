@@ -539,6 +539,14 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		fprintf(stderr, "gputrace: %s\n", err);
 		return 1;
 	}
+	if (opts->agent_early && opts->attach_agent && s.ac) {
+		agentctl_set_cb(s.ac, &cb);
+		if (opts->attach_agent(opts->attach_arg)) {
+			s.ac = NULL;
+			if (opts->agent_failed(opts->attach_arg))
+				goto out;
+		}
+	}
 	maps_set_tfmts(u->tfmts, u->ntfmts);
 	stacks_set_object(obj);
 	rb = ring_buffer__new(obj->maps[cg_events_map(u)].fd, session_on_event, &s, NULL);
@@ -573,7 +581,8 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 	if (attach_range(&s, false, opts->verbose))
 		goto detach;
 	/* -p: the agent goes in once every probe is in place */
-	if (opts->attach_agent && opts->attach_agent(opts->attach_arg))
+	if (opts->attach_agent && !opts->agent_early &&
+	    opts->attach_agent(opts->attach_arg))
 		goto detach;
 	if (opts->child) {
 		int e = child_release(opts->child);

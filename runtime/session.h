@@ -25,6 +25,11 @@ struct session_opts {
 	 * the first launch the agent instruments); nonzero: give up */
 	int (*attach_agent)(void *arg);
 	void *attach_arg;
+	/* -p with cuda: clauses alone (docs/hostpath.md): the agent goes in
+	 * before any probe is attached; when it cannot, agent_failed(ARG)
+	 * gives its programs to the kernel (nonzero: give up) */
+	bool agent_early;
+	int (*agent_failed)(void *arg);
 	const char *metrics;	/* --metrics ADDR:PORT, or NULL */
 	bool metrics_any;	/* --metrics-any: 0.0.0.0 and :: allowed */
 };

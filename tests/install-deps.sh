@@ -15,13 +15,14 @@ set -e
 # timeline's viewer test (tests/accept/timeline_browser.sh, which fetches
 # speedscope with npm), libmicrohttpd-dev
 # for --metrics (its header at build time, libmicrohttpd12 dlopen'd) and
-# curl, python3 and prometheus (promtool too) for tests/accept/metrics_*.sh.
+# curl, python3 and prometheus (promtool too) for tests/accept/metrics_*.sh,
+# strace for a target another tracer holds (tests/accept/cuda_hostattach.sh).
 PKGS="build-essential gcc make pkg-config flex bison
 libbpf-dev libelf-dev libdw-dev libbz2-dev liblzma-dev zlib1g-dev libedit-dev libzstd-dev liblz4-dev libzydis-dev
 libiberty-dev libncurses-dev libbsd-dev libmd-dev
 bpftrace time coreutils diffutils man-db groff-base systemtap-sdt-dev libc6-dbg
 clang-14 libclang-rt-14-dev chromium
-libmicrohttpd-dev curl python3 prometheus"
+libmicrohttpd-dev curl python3 prometheus strace"
 
 missing=
 for p in $PKGS; do

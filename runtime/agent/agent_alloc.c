@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/agent/agent_hostcall.h"
 #include "runtime/agent/agent_priv.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -153,6 +154,7 @@ CUresult gt_mem_alloc(CUdeviceptr *p, size_t n)
 	r = agent_drv.mem_alloc(p, n);
 	if (r == CUDA_SUCCESS && p && tracking())
 		note(*p, n, false);
+	AGENT_HOST_RET(AGENT_HE_MALLOC, r, n, (uintptr_t)p, n);
 	return r;
 }
 
@@ -167,6 +169,9 @@ CUresult gt_mem_alloc_pitch(CUdeviceptr *p, size_t *pitch, size_t w, size_t h,
 	r = agent_drv.mem_alloc_pitch(p, pitch, w, h, e);
 	if (r == CUDA_SUCCESS && p && pitch && tracking())
 		note(*p, *pitch * h, false);
+	/* the requested bytes, as the kernel path saves them */
+	AGENT_HOST_RET(AGENT_HE_MALLOC_PITCH, r, (uint64_t)w * h, (uintptr_t)p,
+		       (uintptr_t)pitch, w, h, e);
 	return r;
 }
 
@@ -180,6 +185,7 @@ CUresult gt_mem_alloc_managed(CUdeviceptr *p, size_t n, unsigned fl)
 	r = agent_drv.mem_alloc_managed(p, n, fl);
 	if (r == CUDA_SUCCESS && p && tracking())
 		note(*p, n, true);
+	AGENT_HOST_RET(AGENT_HE_MALLOC_MANAGED, r, n, (uintptr_t)p, n, fl);
 	return r;
 }
 
@@ -187,13 +193,14 @@ EXPORT CUresult gt_mem_free(CUdeviceptr) __asm__("cuMemFree_v2");
 CUresult gt_mem_free(CUdeviceptr p)
 {
 	REAL(mem_free);
+	AGENT_HOST_ENTRY(AGENT_HE_FREE, p);
 	if (tracking())
 		forget(p);
 	return agent_drv.mem_free(p);
 }
 
 /* the stream-ordered ones, legacy and per-thread default stream */
-#define ASYNC_ALLOC(name, sym, f)					\
+#define ASYNC_ALLOC(name, sym, f, he)					\
 EXPORT CUresult name(CUdeviceptr *, size_t, CUstream) __asm__(sym);	\
 CUresult name(CUdeviceptr *p, size_t n, CUstream s)			\
 {									\
@@ -203,13 +210,15 @@ CUresult name(CUdeviceptr *p, size_t n, CUstream s)			\
 	r = agent_drv.f(p, n, s);					\
 	if (r == CUDA_SUCCESS && p && tracking() && plain_stream(s))	\
 		note(*p, n, false);					\
+	AGENT_HOST_RET(he, r, n, (uintptr_t)p, n, (uintptr_t)s);	\
 	return r;							\
 }
-ASYNC_ALLOC(gt_mem_alloc_async, "cuMemAllocAsync", mem_alloc_async)
+ASYNC_ALLOC(gt_mem_alloc_async, "cuMemAllocAsync", mem_alloc_async,
+	    AGENT_HE_MALLOC_ASYNC)
 ASYNC_ALLOC(gt_mem_alloc_async_ptsz, "cuMemAllocAsync_ptsz",
-	    mem_alloc_async_ptsz)
+	    mem_alloc_async_ptsz, AGENT_HE_MALLOC_ASYNC_PTSZ)
 
-#define POOL_ALLOC(name, sym, f)					\
+#define POOL_ALLOC(name, sym, f, he)					\
 EXPORT CUresult name(CUdeviceptr *, size_t, CUmemoryPool, CUstream)	\
 	__asm__(sym);							\
 CUresult name(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)	\
@@ -220,23 +229,30 @@ CUresult name(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)	\
 	r = agent_drv.f(p, n, pool, s);					\
 	if (r == CUDA_SUCCESS && p && tracking() && plain_stream(s))	\
 		note(*p, n, false);					\
+	AGENT_HOST_RET(he, r, n, (uintptr_t)p, n, (uintptr_t)pool,	\
+		       (uintptr_t)s);					\
 	return r;							\
 }
-POOL_ALLOC(gt_mem_alloc_pool, "cuMemAllocFromPoolAsync", mem_alloc_pool)
+POOL_ALLOC(gt_mem_alloc_pool, "cuMemAllocFromPoolAsync", mem_alloc_pool,
+	   AGENT_HE_MALLOC_POOL)
 POOL_ALLOC(gt_mem_alloc_pool_ptsz, "cuMemAllocFromPoolAsync_ptsz",
-	   mem_alloc_pool_ptsz)
+	   mem_alloc_pool_ptsz, AGENT_HE_MALLOC_POOL_PTSZ)
 
-#define ASYNC_FREE(name, sym, f)					\
+#define ASYNC_FREE(name, sym, f, he)					\
 EXPORT CUresult name(CUdeviceptr, CUstream) __asm__(sym);		\
 CUresult name(CUdeviceptr p, CUstream s)				\
 {									\
 	REAL(f);							\
+	AGENT_HOST_ENTRY(he, p, (uintptr_t)s);				\
 	if (tracking())							\
 		forget(p);						\
 	return agent_drv.f(p, s);					\
 }
-ASYNC_FREE(gt_mem_free_async, "cuMemFreeAsync", mem_free_async)
-ASYNC_FREE(gt_mem_free_async_ptsz, "cuMemFreeAsync_ptsz", mem_free_async_ptsz)
+ASYNC_FREE(gt_mem_free_async, "cuMemFreeAsync", mem_free_async,
+	   AGENT_HE_FREE_ASYNC)
+ASYNC_FREE(gt_mem_free_async_ptsz, "cuMemFreeAsync_ptsz", mem_free_async_ptsz,
+	   AGENT_HE_FREE_ASYNC_PTSZ)
+
 /* fork(): the parent's device allocations are not ours. */
 void agent_alloc_forked(void)
 {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/agent/agent_hostcall.h"
 #include "runtime/agent/agent_priv.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -543,6 +544,8 @@ const struct agent_hook agent_hooks[] = {
 	  mem_free_async),
 	H("cuMemFreeAsync_ptsz", "cuMemFreeAsync", 1, gt_mem_free_async_ptsz,
 	  mem_free_async_ptsz),
+	/* copies, synchronizations, host memory: for host clauses only */
+	AGENT_HOSTCALL_HOOKS
 };
 
 const int agent_nhooks = sizeof(agent_hooks) / sizeof(agent_hooks[0]);

@@ -29,6 +29,7 @@
 
 #include "gpucode/hbpf.h"
 #include "gpucode/kname.h"
+#include "runtime/agent/agent_hostcall.h"
 #include "runtime/agent/agent_priv.h"
 
 #define NAMES_VALUE	72	/* .cuda_names: key[64], bits */
@@ -68,6 +69,7 @@ struct hrun {
 	const void *stack;	/* the fake stack */
 	size_t stack_len;
 	const void *cfg;	/* cuLaunchKernelEx's config */
+	uint64_t call[2];	/* .cuda_calls' value: entry value, present */
 };
 
 /* One session's programs: replaced whole (-p re-attach), never freed,
@@ -322,6 +324,8 @@ static void *h_lookup(void *arg, int map, const void *key)
 	}
 	case AGENT_HM_LOST:
 		return &r->t->lost;
+	case AGENT_HM_CALLS:	/* this call's, whatever the key */
+		return r->call[1] ? r->call : NULL;
 	case AGENT_HM_AGG:
 		if (m->bucket)
 			memcpy(&b, (const uint8_t *)key + m->key_size - 8, 8);
@@ -644,6 +648,56 @@ void agent_host_launch(const struct agent_launch *l)
 	r.stack = stack;
 	r.stack_len = sizeof(stack);
 	r.cfg = l->form == AGENT_L_EX ? l->config : NULL;
+	r.call[0] = r.call[1] = 0;
+	run_entry(h, e, &r, &regs);
+}
+
+/* Not the agent's own calls, nor CUPTI's on its behalf (in a hook). */
+bool agent_host_on(uint32_t e)
+{
+	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+
+	return h && e < AGENT_HE_END_ && h->by_entry[e] && !agent_in_hook;
+}
+
+uint64_t agent_host_now(void)
+{
+	return h_ktime(NULL);
+}
+
+/*
+ * A call of entry point E other than a launch (agent_hostcall.h): the
+ * registers as the uprobe (RET NULL) or the uretprobe (RET: rax) sees
+ * them; SAVED is what the kernel path's hidden entry program keeps in
+ * .cuda_calls for the return.
+ */
+void agent_host_call(uint32_t e, const uint64_t *args, const uint64_t *ret,
+		     uint64_t saved)
+{
+	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	uint64_t stack[2] = { 0, 0 };
+	struct pt_regs regs;
+	struct hrun r;
+
+	if (!h || e >= AGENT_HE_END_ || !h->by_entry[e] || !(r.t = self()))
+		return;
+	/* the exit handler (the last snapshot), as a launch registers it */
+	agent_saw_cuda();
+	memset(&regs, 0, sizeof(regs));
+	regs.rdi = args[0];
+	regs.rsi = args[1];
+	regs.rdx = args[2];
+	regs.rcx = args[3];
+	regs.r8 = args[4];
+	regs.r9 = args[5];
+	if (ret)
+		regs.rax = *ret;
+	regs.rsp = (uintptr_t)stack;
+	r.stack = stack;
+	r.stack_len = sizeof(stack);
+	r.cfg = NULL;
+	r.call[0] = saved;
+	r.call[1] = ret != NULL;
 	run_entry(h, e, &r, &regs);
 }
 

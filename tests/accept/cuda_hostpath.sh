@@ -30,7 +30,8 @@ PROG1='cuda:launch {
 	@kh[func] = hist(shmem); @kl[func] = lhist(gridDim.x, 0, 10, 2);
 	@kmin[func] = min(blockDim.x); @kst[func] = stats(gridDim.x);
 }
-cuda:memcpy { @m[kind] = sum(size); }'
+cuda:memcpy { @m[kind] = sum(size); }
+cuda:graph { @g[stream] = count(); }'
 PROG2='cuda:launch /gridDim.x > 2/ {
 	@s[comm, pid == cpid, tid > 0, uid] = sum(shmem); @m = min(stream);
 	@x = max(blockDim.z); @a = avg(gridDim.y);
@@ -62,7 +63,7 @@ both() {
 both "$stub" "$PROG1"
 grep -q '^gputrace: cuda:launch@cuLaunchKernelEx runs in the agent$' "$T/err" ||
 	{ echo "-v: no 'runs in the agent' line:"; cat "$T/err"; exit 1; }
-grep -q '^gputrace: cuda:memcpy@cuMemcpyHtoD_v2 runs as a kernel uprobe: the agent has no hook' "$T/err" ||
+grep -q '^gputrace: cuda:graph@cuGraphLaunch runs as a kernel uprobe: the agent has no hook' "$T/err" ||
 	{ echo "-v: no 'runs as a kernel uprobe' line:"; cat "$T/err"; exit 1; }
 both "$FAKE" "$PROG1"
 grep -q '^@k\[gt::vadd<int>, cuda:launch\]: 14$' "$T/out" ||

@@ -116,8 +116,12 @@ tpid=$!
 i=0
 # "Attaching" comes before the uprobes are in (as in bpftrace), and the
 # program exits soon after the signal: wait for -v's line of the first
-# probe, attached last (the rest of its uprobes follow at once)
-until grep -q '^gputrace: attached cuda:launch' "$T/err" 2>/dev/null; do
+# probe, attached last (the rest of its uprobes follow at once); where
+# the agent runs the cuda:launch clause (injected for it, first), for
+# cuda:graph's uprobe, attached after the injection
+until grep -q '^gputrace: attached cuda:launch' "$T/err" 2>/dev/null ||
+      { grep -q '^gputrace: agent attached to pid' "$T/err" 2>/dev/null &&
+	grep -q '^gputrace: attached cuda:graph' "$T/err"; }; do
 	i=$((i + 1))
 	[ $i -lt 300 ] || break
 	sleep 0.1

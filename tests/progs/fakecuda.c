@@ -162,3 +162,92 @@ CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
 {
 	return 0;
 }
+
+/*
+ * The other copy, allocation and synchronization entry points, for
+ * tests/progs/cuda_calls.c (tests/accept/cuda_hostcalls.sh).  An
+ * allocation of 1 TiB or more fails with CUDA_ERROR_OUT_OF_MEMORY (2),
+ * so that `retval` has more than one value.
+ */
+static CUresult fake_alloc(CUdeviceptr *p, size_t size)
+{
+	if (size >= 1ull << 40)
+		return 2;
+	*p = 0x7400000000ull + size;
+	return 0;
+}
+
+#define FAKE_COPY3(name)						\
+CUresult name(uint64_t d, uint64_t s, size_t n) { return 0; }
+#define FAKE_COPY4(name)						\
+CUresult name(uint64_t d, uint64_t s, size_t n, CUstream st) { return 0; }
+FAKE_COPY3(cuMemcpyHtoD_v2_ptds)
+FAKE_COPY4(cuMemcpyHtoDAsync_v2_ptsz)
+FAKE_COPY3(cuMemcpyDtoH_v2_ptds)
+FAKE_COPY4(cuMemcpyDtoHAsync_v2)
+FAKE_COPY4(cuMemcpyDtoHAsync_v2_ptsz)
+FAKE_COPY3(cuMemcpyDtoD_v2_ptds)
+FAKE_COPY4(cuMemcpyDtoDAsync_v2)
+FAKE_COPY4(cuMemcpyDtoDAsync_v2_ptsz)
+FAKE_COPY3(cuMemcpy_ptds)
+FAKE_COPY4(cuMemcpyAsync)
+FAKE_COPY4(cuMemcpyAsync_ptsz)
+
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s)
+{
+	return fake_alloc(p, size);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t size, CUstream s)
+{
+	return fake_alloc(p, size);
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t size,
+				 CUmemoryPool pool, CUstream s)
+{
+	return fake_alloc(p, size);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t size,
+				      CUmemoryPool pool, CUstream s)
+{
+	return fake_alloc(p, size);
+}
+
+CUresult cuMemHostAlloc(void **p, size_t size, unsigned flags)
+{
+	CUdeviceptr d = 0;
+	CUresult r = fake_alloc(&d, size);
+
+	*p = (void *)(uintptr_t)d;
+	return r;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+	return 0;
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+	return 0;
+}
+
+CUresult cuCtxSynchronize_v2(CUcontext c)
+{
+	nap();
+	return c ? 0 : 201;	/* CUDA_ERROR_INVALID_CONTEXT */
+}
+
+CUresult cuStreamSynchronize_ptsz(CUstream s)
+{
+	nap();
+	return 0;
+}
+
+CUresult cuEventSynchronize(CUevent e)
+{
+	nap();
+	return e ? 0 : 400;	/* CUDA_ERROR_INVALID_HANDLE */
+}

@@ -48,6 +48,14 @@ $(PROGS_DIR)/cuda_loop: tests/progs/cuda_loop.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -o $@ $< -ldl -lpthread
 
+# Every cuda:memcpy/malloc/free/sync entry point through dlsym pointers
+# (tests/accept/cuda_hostcalls.sh).
+EXTRA_ALL += $(PROGS_DIR)/cuda_calls
+
+$(PROGS_DIR)/cuda_calls: tests/progs/cuda_calls.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -o $@ $< -ldl -lpthread
+
 # usdt: provider tests (tests/diff/45*): <sys/sdt.h> probes, one behind
 # a semaphore; -O1 so that arguments are in registers and in memory.
 EXTRA_ALL += $(PROGS_DIR)/usdt_target

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
+#include "gpucode/agent_proto.h"
 #include "gpucode/kname.h"
 #include "lang/ast.h"
 #include "probes/cuda_priv.h"
@@ -177,9 +179,48 @@ static void test_programs(void)
 			close(fds[i]);
 }
 
+/*
+ * The agent's entry points (gpucode/agent_hentry.h) are the provider's,
+ * each under its event, and every entry point of launch, malloc, free,
+ * memcpy and sync is one of them (docs/hostpath.md: all run in the
+ * agent).
+ */
+static void test_hentries(void)
+{
+#define HE_(name, sym, kind) { sym, #kind },
+	static const struct { const char *sym, *kind; } he[] = {
+		AGENT_HENTRIES(HE_)
+	};
+#undef HE_
+	size_t n = sizeof(he) / sizeof(he[0]), agent = 0;
+	bool ok = n == AGENT_HE_END_;
+
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < cuda_nentries && !found; k++)
+			found = !strcmp(cuda_entries[k].func, he[i].sym) &&
+				!strcasecmp(cuda_entries[k].event, he[i].kind);
+		if (!found) {
+			printf("  %s (%s) is no cuda: entry point\n", he[i].sym,
+			       he[i].kind);
+			ok = false;
+		}
+	}
+	for (size_t k = 0; k < cuda_nentries; k++) {
+		const char *ev = cuda_entries[k].event;
+
+		agent += !strcmp(ev, "launch") || !strcmp(ev, "malloc") ||
+			 !strcmp(ev, "free") || !strcmp(ev, "memcpy") ||
+			 !strcmp(ev, "sync");
+	}
+	CHECK(ok && agent == n, "hentries/the provider's entry points");
+}
+
 int main(void)
 {
 	test_globs();
+	test_hentries();
 	test_driver_lookup();
 	test_names();
 	test_programs();
