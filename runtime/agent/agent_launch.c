@@ -202,6 +202,7 @@ CUresult agent_launch(const struct agent_launch *l)
 
 	if (!agent_tracing() || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
+	agent_call_seen(AGENT_C_LAUNCH);
 	agent_saw_cuda();
 	agent_sample_here();	/* gpu:sample: on in each context */
 	if (agent.cfg.nhprogs)
