@@ -439,12 +439,46 @@ bool hbpf_cond(unsigned op, uint64_t a, uint64_t b, bool is32)
 
 static const uint8_t sizes[4] = { 4, 2, 1, 8 };	/* BPF_W H B DW >> 3 */
 
-static uint64_t load(const void *a, int n)
+/* Fixed-size moves: a memcpy of a variable size is a call into libc. */
+static inline uint64_t load(const void *a, int n)
 {
-	uint64_t v = 0;
+	uint32_t w;
+	uint16_t h;
+	uint64_t v;
 
-	memcpy(&v, a, n);	/* little endian: the low bytes */
-	return v;
+	switch (n) {
+	case 1:
+		return *(const uint8_t *)a;
+	case 2:
+		memcpy(&h, a, 2);
+		return h;
+	case 4:
+		memcpy(&w, a, 4);
+		return w;
+	default:
+		memcpy(&v, a, 8);
+		return v;
+	}
+}
+
+static inline void store(void *a, uint64_t v, int n)
+{
+	uint32_t w = (uint32_t)v;
+	uint16_t h = (uint16_t)v;
+
+	switch (n) {
+	case 1:
+		*(uint8_t *)a = (uint8_t)v;
+		break;
+	case 2:
+		memcpy(a, &h, 2);
+		break;
+	case 4:
+		memcpy(a, &w, 4);
+		break;
+	default:
+		memcpy(a, &v, 8);
+	}
 }
 
 int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
@@ -514,6 +548,22 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 		case BPF_JMP | BPF_JA:
 			pc += 1 + in->off;
 			continue;
+		case BPF_JMP | BPF_JNE | BPF_K:
+			pc += 1 + (*d != (uint64_t)(int64_t)in->imm ? in->off : 0);
+			continue;
+		case BPF_ST | BPF_MEM | BPF_W:	/* string constants */
+			a = mem(&r, *d + (int64_t)in->off, 4, true);
+			if (!a)
+				return -EFAULT;
+			store(a, (uint64_t)(int64_t)in->imm, 4);
+			pc++;
+			continue;
+		case BPF_LD | BPF_IMM | BPF_DW:
+			if (in->src_reg != BPF_PSEUDO_MAP_FD || pc + 1 >= end)
+				break;
+			*d = HBPF_MAP_TAG | (uint32_t)in->imm;
+			pc += 2;
+			continue;
 		}
 		src = BPF_SRC(c) == BPF_X ? reg[in->src_reg] :
 		      (uint64_t)(int64_t)in->imm;
@@ -560,7 +610,7 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 				if (in->imm & BPF_FETCH)
 					reg[in->src_reg] = old;
 			} else {
-				memcpy(a, &val, n);
+				store(a, val, n);
 			}
 			break;
 		}

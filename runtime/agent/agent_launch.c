@@ -207,6 +207,14 @@ CUresult agent_launch(const struct agent_launch *l)
 	agent_sample_here();	/* gpu:sample: on in each context */
 	if (agent.cfg.nhprogs)
 		agent_host_launch(l);	/* where cuda:launch's uprobe fired */
+	/* no device clause (host clauses, cuda:complete, gpu:sample): no
+	 * copy to launch, no handle to look up */
+	if (!agent.cfg.nclauses && !agent.attached) {
+		agent_in_hook++;
+		r = call_real(l, l->f, l->params, l->extra);
+		agent_in_hook--;
+		return r;
+	}
 	k = agent_kernel_get((uintptr_t)l->f);
 	if (agent.attached) {
 		if (k && __atomic_load_n(&k->told, __ATOMIC_ACQUIRE) != 2)
