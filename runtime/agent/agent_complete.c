@@ -33,6 +33,7 @@
 #include <cupti_callbacks.h>
 #include <cupti_version.h>
 
+#include "gpucode/cupti_open.h"
 #include "gpucode/kname.h"
 #include "runtime/agent/agent_priv.h"
 
@@ -105,25 +106,7 @@ void gputrace_complete(const struct agent_complete_rec *r)
 
 void *agent_cupti_open(void)
 {
-	static const char *const names[] = {
-		"libcupti.so.13", "libcupti.so",
-		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-		"/usr/local/cuda/lib64/libcupti.so",
-	};
-	const char *home = getenv("CUDA_HOME");
-	char path[4096];
-	void *h;
-
-	if (home) {
-		snprintf(path, sizeof(path), "%s/extras/CUPTI/lib64/libcupti.so",
-			 home);
-		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-			return h;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
-			return h;
-	return NULL;
+	return cupti_open_lib();
 }
 
 /* Bit i: GLOBS[i] matches MANGLED (or its base name); N <= 64. */
@@ -207,6 +190,9 @@ static void pool_start(void)
 	zeroed = cupti.set_attr &&
 		 cupti.set_attr(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
 				&len, &one) == CUPTI_SUCCESS;
+	agent_debug("cuda:complete: %u KiB activity buffers%s", BUF_BYTES >> 10,
+		    zeroed ? ", handed out zeroed from a pool" :
+		    ": CUPTI refused the zeroed-buffer attribute, it clears them");
 	pthread_mutex_lock(&pool_lock);
 	while (zeroed && npool < 2) {
 		uint8_t *b = malloc(BUF_BYTES);

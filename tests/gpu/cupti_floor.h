@@ -15,6 +15,8 @@
 #include <dlfcn.h>
 #include <cupti_activity.h>
 
+#include "../../gpucode/cupti_open.h"
+
 #define CF_BUF	(8u << 20)
 
 static struct {
@@ -50,36 +52,10 @@ static void CUPTIAPI cf_done(CUcontext ctx, uint32_t stream, uint8_t *buf,
 	free(buf);
 }
 
-static void *cf_open(void)
-{
-	static const char *const names[] = {
-		"libcupti.so.13", "libcupti.so",
-		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-		"/usr/local/cuda/lib64/libcupti.so",
-	};
-	const char *home = getenv("CUDA_HOME");
-	char path[4096];
-	void *h;
-
-	if (home) {
-		snprintf(path, sizeof(path), "%s/extras/CUPTI/lib64/libcupti.so",
-			 home);
-		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-			return h;
-		snprintf(path, sizeof(path), "%s/lib64/libcupti.so", home);
-		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-			return h;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
-			return h;
-	return NULL;
-}
-
 /* Before CUDA is initialised; 0, or 1 with the reason on stderr. */
 static int cupti_floor_start(const char *mode)
 {
-	void *h = cf_open();
+	void *h = cupti_open_lib();
 	uint8_t zeroed = 1;
 	size_t len = sizeof(zeroed);
 
@@ -104,11 +80,16 @@ static int cupti_floor_start(const char *mode)
 	CF_SYM(dropped, "cuptiActivityGetNumDroppedRecords");
 #undef CF_SYM
 	if (cf.set_attr(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len,
-			&zeroed) != CUPTI_SUCCESS ||
-	    cf.callbacks(cf_request, cf_done) != CUPTI_SUCCESS ||
-	    cf.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
-	    (!strcmp(mode, "latency") && cf.latency(1) != CUPTI_SUCCESS)) {
+			&zeroed) != CUPTI_SUCCESS)
+		fprintf(stderr, "launches: CUPTI refused zeroed buffers (it "
+			"clears them itself)\n");
+	if (cf.callbacks(cf_request, cf_done) != CUPTI_SUCCESS ||
+	    cf.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
 		fprintf(stderr, "launches: CUPTI refused kernel records\n");
+		return 1;
+	}
+	if (!strcmp(mode, "latency") && cf.latency(1) != CUPTI_SUCCESS) {
+		fprintf(stderr, "launches: CUPTI refused latency timestamps\n");
 		return 1;
 	}
 	return 0;
