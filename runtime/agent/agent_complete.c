@@ -378,10 +378,13 @@ static void start(void)
  * point (the CUDA runtime makes them before its first allocation), so
  * that the allocations and copies before the first launch are drawn.
  * CUPTI is made to be set up that early (before cuInit) and during it.
+ * A clause that reads `queued` starts it there too: CUPTI's latency
+ * timestamps are to be turned on before CUDA is initialised.
  */
 void agent_timeline_early(void)
 {
-	if (agent.cfg.timeline && agent.active && !agent_in_hook &&
+	if ((agent.cfg.timeline || agent.cfg.complete_queued) &&
+	    agent.active && !agent_in_hook &&
 	    !__atomic_load_n(&on, __ATOMIC_ACQUIRE))
 		agent_complete_start();
 }
