@@ -78,7 +78,8 @@ int agent_config_write(const struct agent_config *c, const char *path)
 		put_blob(f, "call", cl->call);
 	}
 	put_blob(f, "decls", c->decls);
-	fprintf(f, "completes %d\n", c->ncompletes);
+	fprintf(f, "completes %d %d\n", c->ncompletes,
+		c->complete_queued ? 1 : 0);
 	for (int i = 0; i < c->ncompletes; i++)
 		put_blob(f, "glob", c->completes[i]);
 	fprintf(f, "samples %d %u\n", c->nsamples, c->sample_period);
@@ -359,8 +360,9 @@ static int parse(struct rd *r, struct agent_config *c)
 	err = blob(r, "decls", &c->decls);
 	if (err)
 		return err;
-	if (numbers(r, "completes", 1, v, 0, AGENT_MAX_COMPLETES))
+	if (numbers(r, "completes", 2, v, 0, AGENT_MAX_COMPLETES) || v[1] > 1)
 		return -EINVAL;
+	c->complete_queued = v[1];
 	if (v[0] && !(c->completes = calloc(v[0], sizeof(*c->completes))))
 		return -ENOMEM;
 	for (long long n = v[0]; c->ncompletes < n; c->ncompletes++)

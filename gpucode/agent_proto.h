@@ -104,6 +104,8 @@ struct agent_config {
 	bool verbose;			/* report JIT times and every decision */
 	int ncompletes;			/* cuda:complete clauses: their GLOBs */
 	char **completes;
+	bool complete_queued;		/* one reads `queued`: CUPTI's latency
+					 * timestamps on */
 	int nsamples;			/* gpu:sample clauses: their GLOBs */
 	char **samples;
 	uint32_t sample_period;		/* log2 of the cycles between PC samples */

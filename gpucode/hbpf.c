@@ -439,24 +439,101 @@ bool hbpf_cond(unsigned op, uint64_t a, uint64_t b, bool is32)
 
 static const uint8_t sizes[4] = { 4, 2, 1, 8 };	/* BPF_W H B DW >> 3 */
 
-static uint64_t load(const void *a, int n)
+/* Fixed-size moves: a memcpy of a variable size is a call into libc. */
+static inline uint64_t load(const void *a, int n)
 {
-	uint64_t v = 0;
+	uint32_t w;
+	uint16_t h;
+	uint64_t v;
 
-	memcpy(&v, a, n);	/* little endian: the low bytes */
-	return v;
+	switch (n) {
+	case 1:
+		return *(const uint8_t *)a;
+	case 2:
+		memcpy(&h, a, 2);
+		return h;
+	case 4:
+		memcpy(&w, a, 4);
+		return w;
+	default:
+		memcpy(&v, a, 8);
+		return v;
+	}
 }
+
+static inline void store(void *a, uint64_t v, int n)
+{
+	uint32_t w = (uint32_t)v;
+	uint16_t h = (uint16_t)v;
+
+	switch (n) {
+	case 1:
+		*(uint8_t *)a = (uint8_t)v;
+		break;
+	case 2:
+		memcpy(a, &h, 2);
+		break;
+	case 4:
+		memcpy(a, &w, 4);
+		break;
+	default:
+		memcpy(a, &v, 8);
+	}
+}
+
+/*
+ * Threaded dispatch: each instruction jumps through a table indexed by
+ * its opcode to its handler, and each handler ends with a jump of its
+ * own to the next one (NEXT), so the branch predictor learns per
+ * handler; the instructions codegen emits most have handlers without
+ * the general decoding, every other opcode goes to `general`.  A run
+ * that leaves the program or passes its budget stops as before.
+ */
+#define NEXT()								\
+	do {								\
+		if (__builtin_expect(pc >= end, 0))			\
+			return -EINVAL;	/* unverified: fell off the end */ \
+		if (__builtin_expect(--budget < 0, 0))			\
+			return -E2BIG;					\
+		in = &v[pc];						\
+		d = &reg[in->dst_reg];					\
+		goto *fast[in->code];					\
+	} while (0)
 
 int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 	     void *arg, const void *ctx, uint64_t *ret)
 {
+#pragma GCC diagnostic push
+#ifdef __clang__
+#pragma GCC diagnostic ignored "-Winitializer-overrides"
+#else
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+	static const void *const fast[256] = {
+		[0 ... 255] = &&general,
+		[BPF_LDX | BPF_MEM | BPF_DW] = &&ldx_dw,
+		[BPF_STX | BPF_MEM | BPF_DW] = &&stx_dw,
+		[BPF_ST | BPF_MEM | BPF_DW] = &&st_dw,
+		[BPF_ST | BPF_MEM | BPF_W] = &&st_w,
+		[BPF_ALU64 | BPF_MOV | BPF_X] = &&mov_x,
+		[BPF_ALU64 | BPF_MOV | BPF_K] = &&mov_k,
+		[BPF_ALU64 | BPF_ADD | BPF_K] = &&add_k,
+		[BPF_JMP | BPF_JEQ | BPF_K] = &&jeq_k,
+		[BPF_JMP | BPF_JNE | BPF_K] = &&jne_k,
+		[BPF_JMP | BPF_JA] = &&ja,
+		[BPF_LD | BPF_IMM | BPF_DW] = &&ld_imm64,
+	};
+#pragma GCC diagnostic pop
 	uint64_t stack[HBPF_STACK / 8], reg[11] = { 0 };
-	const struct bpf_insn *v = p->insns;
+	const struct bpf_insn *v = p->insns, *in;
 	static const struct hbpf_ops none;
 	const size_t end = p->n;
 	size_t pc = 0;
 	long budget = HBPF_BUDGET;
+	uint64_t src, *d;
 	struct run r;
+	void *a;
+	int n;
 
 	/* not the value ring: it is read only below nvals */
 	r.p = p;
@@ -467,135 +544,151 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 		ops = &none;
 	reg[1] = (uintptr_t)ctx;
 	reg[10] = (uintptr_t)stack + HBPF_STACK;
-	while (pc < end) {
-		const struct bpf_insn *in = &v[pc];
-		uint8_t c = in->code, cls = BPF_CLASS(c), op = BPF_OP(c);
-		uint64_t src, *d = &reg[in->dst_reg];
-		int n;
-		void *a;
+	NEXT();
 
-		if (__builtin_expect(--budget < 0, 0))
-			return -E2BIG;
-		/* the instructions codegen emits most, without the general
-		 * decoding; stack accesses checked against the stack only */
-		switch (c) {
-		case BPF_LDX | BPF_MEM | BPF_DW:
-			a = mem(&r, reg[in->src_reg] + (int64_t)in->off, 8, false);
-			if (!a)
-				return -EFAULT;
-			memcpy(d, a, 8);
-			pc++;
-			continue;
-		case BPF_STX | BPF_MEM | BPF_DW:
-		case BPF_ST | BPF_MEM | BPF_DW:
-			src = c == (BPF_ST | BPF_MEM | BPF_DW) ?
-			      (uint64_t)(int64_t)in->imm : reg[in->src_reg];
-			a = mem(&r, *d + (int64_t)in->off, 8, true);
-			if (!a)
-				return -EFAULT;
-			memcpy(a, &src, 8);
-			pc++;
-			continue;
-		case BPF_ALU64 | BPF_MOV | BPF_X:
-			*d = reg[in->src_reg];
-			pc++;
-			continue;
-		case BPF_ALU64 | BPF_MOV | BPF_K:
-			*d = (uint64_t)(int64_t)in->imm;
-			pc++;
-			continue;
-		case BPF_ALU64 | BPF_ADD | BPF_K:
-			*d += (uint64_t)(int64_t)in->imm;
-			pc++;
-			continue;
-		case BPF_JMP | BPF_JEQ | BPF_K:
-			pc += 1 + (*d == (uint64_t)(int64_t)in->imm ? in->off : 0);
-			continue;
-		case BPF_JMP | BPF_JA:
-			pc += 1 + in->off;
-			continue;
+	/* stack accesses checked against the stack only (mem) */
+ldx_dw:	/* the context's registers too, before the value ring */
+	src = reg[in->src_reg] + (int64_t)in->off;
+	if (ctx && src - (uintptr_t)ctx <= p->ctx_size &&
+	    8 <= p->ctx_size - (src - (uintptr_t)ctx))
+		a = (void *)(uintptr_t)src;
+	else if (!(a = mem(&r, src, 8, false)))
+		return -EFAULT;
+	memcpy(d, a, 8);
+	pc++;
+	NEXT();
+stx_dw:
+	src = reg[in->src_reg];
+	goto store_dw;
+st_dw:
+	src = (uint64_t)(int64_t)in->imm;
+store_dw:
+	a = mem(&r, *d + (int64_t)in->off, 8, true);
+	if (!a)
+		return -EFAULT;
+	memcpy(a, &src, 8);
+	pc++;
+	NEXT();
+st_w:	/* string constants */
+	a = mem(&r, *d + (int64_t)in->off, 4, true);
+	if (!a)
+		return -EFAULT;
+	store(a, (uint64_t)(int64_t)in->imm, 4);
+	pc++;
+	NEXT();
+mov_x:
+	*d = reg[in->src_reg];
+	pc++;
+	NEXT();
+mov_k:
+	*d = (uint64_t)(int64_t)in->imm;
+	pc++;
+	NEXT();
+add_k:
+	*d += (uint64_t)(int64_t)in->imm;
+	pc++;
+	NEXT();
+jeq_k:
+	pc += 1 + (*d == (uint64_t)(int64_t)in->imm ? in->off : 0);
+	NEXT();
+jne_k:
+	pc += 1 + (*d != (uint64_t)(int64_t)in->imm ? in->off : 0);
+	NEXT();
+ja:
+	pc += 1 + in->off;
+	NEXT();
+ld_imm64:
+	if (in->src_reg != BPF_PSEUDO_MAP_FD || pc + 1 >= end)
+		goto general;
+	*d = HBPF_MAP_TAG | (uint32_t)in->imm;
+	pc += 2;
+	NEXT();
+
+general: {
+	uint8_t c = in->code, cls = BPF_CLASS(c), op = BPF_OP(c);
+
+	src = BPF_SRC(c) == BPF_X ? reg[in->src_reg] :
+	      (uint64_t)(int64_t)in->imm;
+	switch (cls) {
+	case BPF_ALU64:
+	case BPF_ALU:
+		if (op == BPF_END) {
+			/* x86 is little endian: to_le only truncates */
+			*d = BPF_SRC(c) == BPF_X ? bswap(*d, in->imm) :
+			     in->imm == 64 ? *d :
+			     *d & ((1ull << in->imm) - 1);
+		} else {
+			if (cls == BPF_ALU && BPF_SRC(c) == BPF_K)
+				src = (uint32_t)in->imm;
+			*d = alu(op, cls == BPF_ALU64, *d, src, in->imm);
 		}
-		src = BPF_SRC(c) == BPF_X ? reg[in->src_reg] :
-		      (uint64_t)(int64_t)in->imm;
-		switch (cls) {
-		case BPF_ALU64:
-		case BPF_ALU:
-			if (op == BPF_END) {
-				/* x86 is little endian: to_le only truncates */
-				*d = BPF_SRC(c) == BPF_X ? bswap(*d, in->imm) :
-				     in->imm == 64 ? *d :
-				     *d & ((1ull << in->imm) - 1);
-			} else {
-				if (cls == BPF_ALU && BPF_SRC(c) == BPF_K)
-					src = (uint32_t)in->imm;
-				*d = alu(op, cls == BPF_ALU64, *d, src, in->imm);
-			}
-			break;
-		case BPF_LDX:
-			n = sizes[BPF_SIZE(c) >> 3];
-			a = mem(&r, reg[in->src_reg] + (int64_t)in->off, n, false);
-			if (!a)
-				return -EFAULT;
-			*d = load(a, n);
-			break;
-		case BPF_ST:
-		case BPF_STX: {
-			uint64_t val = cls == BPF_ST ? (uint64_t)(int64_t)in->imm :
-				       reg[in->src_reg];
+		break;
+	case BPF_LDX:
+		n = sizes[BPF_SIZE(c) >> 3];
+		a = mem(&r, reg[in->src_reg] + (int64_t)in->off, n, false);
+		if (!a)
+			return -EFAULT;
+		*d = load(a, n);
+		break;
+	case BPF_ST:
+	case BPF_STX: {
+		uint64_t val = cls == BPF_ST ? (uint64_t)(int64_t)in->imm :
+			       reg[in->src_reg];
 
-			n = sizes[BPF_SIZE(c) >> 3];
-			a = mem(&r, *d + (int64_t)in->off, n, true);
-			if (!a)
-				return -EFAULT;
-			if (BPF_MODE(c) == BPF_ATOMIC) {
-				uint64_t old;
+		n = sizes[BPF_SIZE(c) >> 3];
+		a = mem(&r, *d + (int64_t)in->off, n, true);
+		if (!a)
+			return -EFAULT;
+		if (BPF_MODE(c) == BPF_ATOMIC) {
+			uint64_t old;
 
-				if (n == 8)
-					old = __atomic_fetch_add((uint64_t *)a, val,
-								 __ATOMIC_RELAXED);
-				else
-					old = __atomic_fetch_add((uint32_t *)a,
-								 (uint32_t)val,
-								 __ATOMIC_RELAXED);
-				if (in->imm & BPF_FETCH)
-					reg[in->src_reg] = old;
-			} else {
-				memcpy(a, &val, n);
-			}
-			break;
-		}
-		case BPF_LD:
-			if (pc + 1 >= p->n)
-				return -EINVAL;
-			if (in->src_reg == BPF_PSEUDO_MAP_FD)
-				*d = HBPF_MAP_TAG | (uint32_t)in->imm;
+			if (n == 8)
+				old = __atomic_fetch_add((uint64_t *)a, val,
+							 __ATOMIC_RELAXED);
 			else
-				*d = (uint32_t)in->imm |
-				     (uint64_t)(uint32_t)v[pc + 1].imm << 32;
-			pc++;
-			break;
-		case BPF_JMP:
-		case BPF_JMP32:
-			if (op == BPF_EXIT) {
-				*ret = reg[0];
-				return 0;
-			}
-			if (op == BPF_CALL) {
-				int e = call(&r, ops, arg, in->imm, reg);
-
-				if (e)
-					return e;
-				/* r1-r5 are clobbered by a call */
-				reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
-				break;
-			}
-			if (op == BPF_JA || hbpf_cond(op, *d, src, cls == BPF_JMP32))
-				pc += in->off;
-			break;
-		default:
-			return -EINVAL;
+				old = __atomic_fetch_add((uint32_t *)a,
+							 (uint32_t)val,
+							 __ATOMIC_RELAXED);
+			if (in->imm & BPF_FETCH)
+				reg[in->src_reg] = old;
+		} else {
+			store(a, val, n);
 		}
-		pc++;
+		break;
 	}
-	return -EINVAL;		/* unverified: fell off the end */
+	case BPF_LD:
+		if (pc + 1 >= p->n)
+			return -EINVAL;
+		if (in->src_reg == BPF_PSEUDO_MAP_FD)
+			*d = HBPF_MAP_TAG | (uint32_t)in->imm;
+		else
+			*d = (uint32_t)in->imm |
+			     (uint64_t)(uint32_t)v[pc + 1].imm << 32;
+		pc++;
+		break;
+	case BPF_JMP:
+	case BPF_JMP32:
+		if (op == BPF_EXIT) {
+			*ret = reg[0];
+			return 0;
+		}
+		if (op == BPF_CALL) {
+			int e = call(&r, ops, arg, in->imm, reg);
+
+			if (e)
+				return e;
+			/* r1-r5 are clobbered by a call */
+			reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
+			break;
+		}
+		if (op == BPF_JA || hbpf_cond(op, *d, src, cls == BPF_JMP32))
+			pc += in->off;
+		break;
+	default:
+		return -EINVAL;
+	}
+	pc++;
+	NEXT();
+	}
 }
+#undef NEXT

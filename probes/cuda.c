@@ -559,6 +559,10 @@ static int cu_builtin_src(const struct probe *p, const char *name,
 		     i++) {
 			if (strcmp(name, complete[i].name))
 				continue;
+			/* CUPTI's latency timestamps cost each launch:
+			 * only for clauses that read them */
+			if (!strcmp(name, "queued") && pv->sh)
+				pv->sh->cqueued = true;
 			src->off = R(rdi);
 			src->ptr_off = complete[i].off;
 			src->kind = !strcmp(name, "kernel") ? BSRC_PTR_KEY :
@@ -810,6 +814,18 @@ static int cu_extras(struct probe *p, void *o, char *err, size_t errlen)
 	default:
 		return 0;
 	}
+}
+
+bool cuda_complete_queued(const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh)
+			return pv->sh->cqueued;
+	}
+	return false;
 }
 
 int cuda_complete_globs(const struct gt_object *obj, const char *const **globs)

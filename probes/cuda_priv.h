@@ -76,6 +76,7 @@ struct cuda_shared {
 	size_t nkernels;
 	bool scanned;		/* kernels read from the fatbins */
 	bool filled;		/* match map written */
+	bool cqueued;		/* a cuda:complete clause reads `queued` */
 };
 
 /* Hung from probe->priv (clause probes and hidden ones alike). */

@@ -202,6 +202,9 @@ int cuda_name_handle(struct gt_object *obj, uint64_t handle,
  */
 struct gt_object;
 int cuda_complete_globs(const struct gt_object *obj, const char *const **globs);
+/* Whether a cuda:complete clause of OBJ reads `queued` (CUPTI's latency
+ * timestamps, which cost every launch, are on only then). */
+bool cuda_complete_queued(const struct gt_object *obj);
 
 /*
  * -p: the agent was not injected after all: OBJ's cuda: probes on its

@@ -168,6 +168,7 @@ int agentctl_build(const struct unit *u, const struct device_set *ds,
 		       o->ncompletes) ||
 	    copy_globs(&c->samples, &c->nsamples, o->samples, o->nsamples))
 		goto nomem;
+	c->complete_queued = c->ncompletes && o->complete_queued;
 	c->sample_period = c->nsamples ? o->sample_period : 0;
 	if (o->timeline && !(c->timeline = strdup(o->timeline)))
 		goto nomem;
@@ -404,6 +405,11 @@ void agentctl_set_host(struct agentctl *ac, const struct agent_config *host,
 {
 	ac->o.host = host;
 	ac->o.host_maps = host_maps;
+}
+
+void agentctl_set_complete_queued(struct agentctl *ac, bool on)
+{
+	ac->o.complete_queued = on;
 }
 
 void agentctl_set_completes(struct agentctl *ac, const char *const *globs,

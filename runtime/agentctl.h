@@ -40,6 +40,7 @@ struct agentctl_opts {
 	uint32_t ring_bytes;	/* bytes each, a power of 2; 0: 256 KiB */
 	const char *const *completes;	/* cuda:complete GLOBs, bit order */
 	int ncompletes;
+	bool complete_queued;	/* a cuda:complete clause reads `queued` */
 	const char *timeline;	/* --timeline FILE (absolute), or NULL */
 	const char *const *samples;	/* gpu:sample GLOBs, bit order */
 	int nsamples;
@@ -107,6 +108,8 @@ char *agentctl_find_lib(const char *want);
 /* Host clauses for the agent (runtime/hostpath.c); kept, not copied. */
 void agentctl_set_host(struct agentctl *ac, const struct agent_config *host,
 		       const bool *host_maps);
+/* CUPTI's latency timestamps on in the agent (`queued`). */
+void agentctl_set_complete_queued(struct agentctl *ac, bool on);
 void agentctl_set_completes(struct agentctl *ac, const char *const *globs,
 			    int n);
 /* The same for gpu:sample, with the sampling period (log2 of cycles). */

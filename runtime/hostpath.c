@@ -242,6 +242,47 @@ static void drop_savers(struct gt_object *obj)
 	}
 }
 
+/*
+ * The hidden programs that name kernel handles (uprobes on
+ * cuModuleGetFunction, cuLibraryGetKernel, cuKernelGetFunction, entry
+ * and return) feed .cuda_names for cuda:launch programs on the kernel
+ * path.  When every launch program runs in the agent, the agent names
+ * handles itself: the uprobes would only cost a trap (two with the
+ * return) each time the program or the CUDA runtime asks for a handle,
+ * which a runtime may do at every launch.  So they are neither loaded
+ * nor attached (they still count in "Attaching N probes").
+ */
+static void namers_off(struct gt_object *obj, bool verbose)
+{
+	int namers = 0;
+
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct probe *p = obj->progs[i].probe;
+		const struct cuda_priv *pv = p ? p->priv : NULL;
+
+		if (!p || p->prov != &provider_cuda || !pv || pv->hidden ||
+		    p->in_agent)
+			continue;
+		if (pv->ent && (pv->ent->lay == CL_LAUNCH ||
+				pv->ent->lay == CL_LAUNCH_EX))
+			return;	/* reads .cuda_names in the kernel */
+	}
+	for (int i = 0; i < obj->nprogs; i++) {
+		struct probe *p = obj->progs[i].probe;
+		const struct cuda_priv *pv = p ? p->priv : NULL;
+
+		if (p && p->prov == &provider_cuda && pv && pv->hidden &&
+		    (pv->what == CH_NAME_ENTRY || pv->what == CH_KERNEL_ENTRY ||
+		     pv->what == CH_NAME_RET)) {
+			p->in_agent = true;
+			namers++;
+		}
+	}
+	if (verbose && namers)
+		fprintf(stderr, "gputrace: cuda: kernel handles are named by the agent: %d naming uprobes not attached\n",
+			namers);
+}
+
 int hostpath_select(struct gt_object *obj, const struct unit *u,
 		    bool verbose, struct agent_config *hc, bool *host_maps)
 {
@@ -314,8 +355,10 @@ int hostpath_select(struct gt_object *obj, const struct unit *u,
 				p->name, p->func);
 		n++;
 	}
-	if (n)
+	if (n) {
 		drop_savers(obj);
+		namers_off(obj, verbose);
+	}
 	/* the GLOBs in bit order: the agent matches them itself */
 	if (n && sh->nglobs) {
 		hc->hglobs = calloc(sh->nglobs, sizeof(*hc->hglobs));

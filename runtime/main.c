@@ -640,6 +640,7 @@ int main(int argc, char **argv)
 	/* the agent was started: it reads a configuration, even empty */
 	if (ac) {
 		agentctl_set_completes(ac, cglobs, ncomplete);
+		agentctl_set_complete_queued(ac, cuda_complete_queued(&obj));
 		agentctl_set_samples(ac, sglobs, nsample, speriod);
 		if (agentctl_configure(ac, u, &ds))
 			goto out;

@@ -201,6 +201,7 @@ static int start_agent(struct prompt *p, struct pr_gen *g)
 	n = cuda_complete_globs(&g->obj, &globs);
 	if (n > 0)
 		agentctl_set_completes(g->ac, globs, n);
+	agentctl_set_complete_queued(g->ac, cuda_complete_queued(&g->obj));
 	if (!agentctl_configure(g->ac, g->u, &g->ds)) {
 		session_use_agent(&g->s, g->ac);
 		if (!inject_agentctl(p->pid, g->ac, p->verbose))

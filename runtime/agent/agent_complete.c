@@ -33,10 +33,22 @@
 #include <cupti_callbacks.h>
 #include <cupti_version.h>
 
+#include "gpucode/cupti_open.h"
 #include "gpucode/kname.h"
 #include "runtime/agent/agent_priv.h"
 
-#define BUF_BYTES	(1u << 20)
+/*
+ * Activity buffers: CUPTI asks for one in the thread whose record needs
+ * it, the launching thread, and clears it there unless told the buffers
+ * come zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER).  So a
+ * buffer handed back is cleared where it is handed back (CUPTI's thread
+ * or the agent's, after its records are read) and kept for the next
+ * request: after the first few, a request takes a warm, zeroed buffer
+ * from the pool, with no page to fault in and nothing to clear.  4 MiB
+ * hold about 16,000 kernel records.
+ */
+#define BUF_BYTES	(4u << 20)
+#define POOL_MAX	8
 #define CACHE_SLOTS	4096	/* kernel names; more are looked up again */
 
 static struct {
@@ -53,7 +65,13 @@ static struct {
 	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
 				 void *);
 	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*set_attr)(CUpti_ActivityAttribute, size_t *, void *);
 } cupti;
+
+static uint8_t *pool[POOL_MAX];
+static int npool;
+static bool zeroed;		/* CUPTI takes our buffers as zeroed */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* What --timeline draws besides the kernels. */
 static const CUpti_ActivityKind timeline_kinds[] = {
@@ -89,25 +107,7 @@ void gputrace_complete(const struct agent_complete_rec *r)
 
 void *agent_cupti_open(void)
 {
-	static const char *const names[] = {
-		"libcupti.so.13", "libcupti.so",
-		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-		"/usr/local/cuda/lib64/libcupti.so",
-	};
-	const char *home = getenv("CUDA_HOME");
-	char path[4096];
-	void *h;
-
-	if (home) {
-		snprintf(path, sizeof(path), "%s/extras/CUPTI/lib64/libcupti.so",
-			 home);
-		if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-			return h;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
-			return h;
-	return NULL;
+	return cupti_open_lib();
 }
 
 /* Bit i: GLOBS[i] matches MANGLED (or its base name); N <= 64. */
@@ -152,9 +152,58 @@ static void kernel_of(const char *name, uint64_t *key, uint64_t *match)
 
 static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max)
 {
-	*buf = aligned_alloc(8, BUF_BYTES);
-	*size = *buf ? BUF_BYTES : 0;
+	uint8_t *b = NULL;
+
+	pthread_mutex_lock(&pool_lock);
+	if (npool)
+		b = pool[--npool];
+	pthread_mutex_unlock(&pool_lock);
+	if (!b)		/* fresh pages read as zeros */
+		b = calloc(1, BUF_BYTES);
+	*buf = b;
+	*size = b ? BUF_BYTES : 0;
 	*max = 0;
+}
+
+/* BUF back to the pool, cleared whole (CUPTI documents what it writes
+ * only up to VALID), or freed. */
+static void buf_keep(uint8_t *buf, size_t size)
+{
+	if (zeroed && size == BUF_BYTES) {
+		memset(buf, 0, size);
+		pthread_mutex_lock(&pool_lock);
+		if (npool < POOL_MAX) {
+			pool[npool++] = buf;
+			buf = NULL;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	free(buf);
+}
+
+/* Two warm buffers before the first record, and CUPTI told they come
+ * zeroed; without the attribute CUPTI clears them itself. */
+static void pool_start(void)
+{
+	uint8_t one = 1;
+	size_t len = sizeof(one);
+
+	zeroed = cupti.set_attr &&
+		 cupti.set_attr(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+				&len, &one) == CUPTI_SUCCESS;
+	agent_debug("cuda:complete: %u KiB activity buffers%s", BUF_BYTES >> 10,
+		    zeroed ? ", handed out zeroed from a pool" :
+		    ": CUPTI refused the zeroed-buffer attribute, it clears them");
+	pthread_mutex_lock(&pool_lock);
+	while (zeroed && npool < 2) {
+		uint8_t *b = malloc(BUF_BYTES);
+
+		if (!b)
+			break;
+		memset(b, 0, BUF_BYTES);	/* faulted in here, once */
+		pool[npool++] = b;
+	}
+	pthread_mutex_unlock(&pool_lock);
 }
 
 static void one(const CUpti_ActivityKernel10 *k)
@@ -196,7 +245,7 @@ static void CUPTIAPI buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf,
 	if (cupti.dropped && cupti.dropped(ctx, stream, &n) == CUPTI_SUCCESS &&
 	    n)
 		__atomic_add_fetch(&dropped, n, __ATOMIC_RELAXED);
-	free(buf);
+	buf_keep(buf, size);
 }
 
 /* Kernel records, and the timeline's kinds when it is on; 0 or 1. */
@@ -288,6 +337,7 @@ static void start(void)
 	SYM(latency, "cuptiActivityEnableLatencyTimestamps");
 	SYM(dropped, "cuptiActivityGetNumDroppedRecords");
 	SYM(cb_name, "cuptiGetCallbackName");
+	SYM(set_attr, "cuptiActivitySetAttribute");
 	if (!SYM(subscribe, "cuptiSubscribe") ||
 	    !SYM(unsubscribe, "cuptiUnsubscribe"))
 		cupti.subscribe = NULL;
@@ -305,6 +355,7 @@ static void start(void)
 	if (agent.cfg.timeline)
 		agent_timeline_open(cupti.cb_name);
 	agent_in_hook++;
+	pool_start();
 	ver = cupti.callbacks(buf_request, buf_done) != CUPTI_SUCCESS ||
 	      enable_kinds();
 	agent_in_hook--;
@@ -314,7 +365,9 @@ static void start(void)
 		release_cupti();
 		return;
 	}
-	if (cupti.latency)	/* `queued` */
+	/* `queued`: the timestamps cost every launch, so only for a
+	 * clause that reads them (--timeline draws no queue time) */
+	if (cupti.latency && agent.cfg.complete_queued)
 		cupti.latency(1);
 	loaded = 1;
 	__atomic_store_n(&on, 1, __ATOMIC_RELEASE);
@@ -326,10 +379,13 @@ static void start(void)
  * point (the CUDA runtime makes them before its first allocation), so
  * that the allocations and copies before the first launch are drawn.
  * CUPTI is made to be set up that early (before cuInit) and during it.
+ * A clause that reads `queued` starts it there too: CUPTI's latency
+ * timestamps are to be turned on before CUDA is initialised.
  */
 void agent_timeline_early(void)
 {
-	if (agent.cfg.timeline && agent.active && !agent_in_hook &&
+	if ((agent.cfg.timeline || agent.cfg.complete_queued) &&
+	    agent.active && !agent_in_hook &&
 	    !__atomic_load_n(&on, __ATOMIC_ACQUIRE))
 		agent_complete_start();
 }

@@ -152,6 +152,7 @@ CUresult gt_get_proc(const char *sym, void **pfn, int ver, cuuint64_t flags)
 
 	if (agent_drv_init() || !agent_drv.get_proc)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	agent_call_seen(AGENT_C_GET_PROC);
 	r = agent_drv.get_proc(sym, pfn, ver, flags);
 	if (r == CUDA_SUCCESS && pfn)
 		*pfn = swap(sym, *pfn, ver, flags);
@@ -169,6 +170,7 @@ CUresult gt_get_proc_v2(const char *sym, void **pfn, int ver,
 
 	if (agent_drv_init() || !agent_drv.get_proc_v2)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	agent_call_seen(AGENT_C_GET_PROC);
 	r = agent_drv.get_proc_v2(sym, pfn, ver, flags, st);
 	if (r == CUDA_SUCCESS && pfn)
 		*pfn = swap(sym, *pfn, ver, flags);
@@ -277,6 +279,7 @@ CUresult gt_module_get_function(CUfunction *f, CUmodule m, const char *name)
 	CUresult r;
 
 	REAL(module_get_function);
+	agent_call_seen(AGENT_C_MODULE_GET_FUNCTION);
 	r = agent_drv.module_get_function(f, m, name);
 	if (r == CUDA_SUCCESS && f && name && agent_tracing())
 		agent_kernel_note((uintptr_t)*f, false, name, (uintptr_t)m);
@@ -290,6 +293,7 @@ CUresult gt_library_get_kernel(CUkernel *k, CUlibrary l, const char *name)
 	CUresult r;
 
 	REAL(library_get_kernel);
+	agent_call_seen(AGENT_C_LIBRARY_GET_KERNEL);
 	r = agent_drv.library_get_kernel(k, l, name);
 	if (r == CUDA_SUCCESS && k && name && agent_tracing())
 		agent_kernel_note((uintptr_t)*k, true, name, (uintptr_t)l);
@@ -303,6 +307,7 @@ CUresult gt_kernel_get_function(CUfunction *f, CUkernel k)
 	CUresult r;
 
 	REAL(kernel_get_function);
+	agent_call_seen(AGENT_C_KERNEL_GET_FUNCTION);
 	r = agent_drv.kernel_get_function(f, k);
 	if (r == CUDA_SUCCESS && f && agent_tracing())
 		agent_kernel_alias((uintptr_t)*f, (uintptr_t)k);

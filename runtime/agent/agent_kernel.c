@@ -221,12 +221,26 @@ static struct agent_kernel *record(uintptr_t h, bool is_kernel,
 	return k;
 }
 
+/*
+ * A runtime may ask for a handle it has (cuModuleGetFunction,
+ * cuKernelGetFunction) at every launch: a handle already recorded as
+ * the same kernel costs a look-up, without the lock.  Records are never
+ * freed and their names and owners never change.
+ */
+static const struct agent_kernel *known(uintptr_t h, const char *name,
+				       uintptr_t owner)
+{
+	const struct agent_kernel *k = lookup(h);
+
+	return k && k->owner == owner && !strcmp(k->mangled, name) ? k : NULL;
+}
+
 void agent_kernel_note(uintptr_t h, bool is_kernel, const char *name,
 		       uintptr_t owner)
 {
 	struct agent_kernel *k;
 
-	if (!h)
+	if (!h || known(h, name, owner))
 		return;
 	pthread_mutex_lock(&klock);
 	k = lookup(h);
@@ -238,15 +252,20 @@ void agent_kernel_note(uintptr_t h, bool is_kernel, const char *name,
 void agent_kernel_alias(uintptr_t h, uintptr_t from)
 {
 	struct agent_kernel *src = agent_kernel_get(from), *k;
+	const struct agent_kernel *had;
 
 	if (!h || !src || !*src->mangled)
+		return;
+	had = known(h, src->mangled, src->owner);
+	if (had && (!src->is_kernel ||
+		    __atomic_load_n(&had->kern, __ATOMIC_RELAXED) == from))
 		return;
 	pthread_mutex_lock(&klock);
 	k = lookup(h);
 	if (!k || k->owner != src->owner || strcmp(k->mangled, src->mangled))
 		k = record(h, false, src->mangled, src->owner);
 	if (k && src->is_kernel)
-		k->kern = from;
+		__atomic_store_n(&k->kern, from, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&klock);
 }
 

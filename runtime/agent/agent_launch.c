@@ -195,17 +195,29 @@ static void occupancy_tell(const struct agent_launch *l,
 
 CUresult agent_launch(const struct agent_launch *l)
 {
+	/* the thread's guard, looked up once: each access of a variable
+	 * of a shared object's TLS is a __tls_get_addr call */
+	int *hook = &agent_in_hook;
 	struct agent_kernel *k;
 	struct agent_inst *in;
 	CUcontext ctx;
 	CUresult r;
 
-	if (!agent_tracing() || agent.detached)
+	if (!agent.active || *hook || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
+	agent_call_seen(AGENT_C_LAUNCH);
 	agent_saw_cuda();
 	agent_sample_here();	/* gpu:sample: on in each context */
 	if (agent.cfg.nhprogs)
 		agent_host_launch(l);	/* where cuda:launch's uprobe fired */
+	/* no device clause (host clauses, cuda:complete, gpu:sample): no
+	 * copy to launch, no handle to look up */
+	if (!agent.cfg.nclauses && !agent.attached) {
+		(*hook)++;
+		r = call_real(l, l->f, l->params, l->extra);
+		(*hook)--;
+		return r;
+	}
 	k = agent_kernel_get((uintptr_t)l->f);
 	if (agent.attached) {
 		if (k && __atomic_load_n(&k->told, __ATOMIC_ACQUIRE) != 2)
@@ -214,25 +226,25 @@ CUresult agent_launch(const struct agent_launch *l)
 	}
 	/* a hooked export calling a hooked internal entry (-p) passes
 	 * straight through the second wrapper */
-	agent_in_hook++;
+	(*hook)++;
 	if (!k || !agent_kernel_matched(k)) {
 		r = call_real(l, l->f, l->params, l->extra);
-		agent_in_hook--;
+		(*hook)--;
 		return r;
 	}
-	agent_in_hook--;
+	(*hook)--;
 	ctx = launch_ctx(l->stream);
 	in = ctx ? agent_kernel_inst(k, ctx) : NULL;
-	agent_in_hook++;
+	(*hook)++;
 	if (!in || !in->fn) {
 		r = call_real(l, l->f, l->params, l->extra);
-		agent_in_hook--;
+		(*hook)--;
 		return r;
 	}
 	agent_inst_fit_smem(k, in, l->shmem);
 	occupancy_tell(l, k, in);
 	r = launch_inst(l, k, in);
-	agent_in_hook--;
+	(*hook)--;
 	return r;
 }
 /* fork(): launches are numbered per process. */

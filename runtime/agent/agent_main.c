@@ -272,6 +272,7 @@ static void agent_exit(void)
 	if (exit_done || agent.pid != getpid())
 		return;
 	exit_done = 1;
+	agent_calls_report();
 	agent_prefetch_stop();	/* no JIT while the contexts go */
 	agent_serve_stop();
 	if (agent.active) {

@@ -682,6 +682,21 @@ void agent_tell_handle(struct agent_kernel *k) AGENT_HIDDEN;
 void agent_serve_start(void) AGENT_HIDDEN;
 void agent_serve_stop(void) AGENT_HIDDEN;
 
+/* ---- agent_calls.c: -v, calls of hooked entry points per run ---- */
+enum agent_call {
+	AGENT_C_LAUNCH, AGENT_C_MODULE_GET_FUNCTION,
+	AGENT_C_LIBRARY_GET_KERNEL, AGENT_C_KERNEL_GET_FUNCTION,
+	AGENT_C_GET_PROC, AGENT_C_END_
+};
+extern uint64_t agent_calls[AGENT_C_END_] AGENT_HIDDEN;
+static inline void agent_call_seen(enum agent_call c)
+{
+	if (__builtin_expect(agent.cfg.verbose, 0))
+		__atomic_add_fetch(&agent_calls[c], 1, __ATOMIC_RELAXED);
+}
+/* At exit, -v: the counts. */
+void agent_calls_report(void) AGENT_HIDDEN;
+
 /* ---- agent_launch.c ---- */
 
 enum agent_lform { AGENT_L_KERNEL, AGENT_L_EX, AGENT_L_COOP };

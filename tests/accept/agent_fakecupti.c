@@ -8,7 +8,10 @@
  * after FAKECUPTI_QUEUED_NS (250 ns) in the queue; with driver records
  * on (--timeline), a cuLaunchKernel record of 100 ns on the calling
  * thread comes before it, with the same correlation id.  Records are
- * handed to the agent's buffer callback at a flush.  Like a library with
+ * handed to the agent's buffer callback at a flush, a few per buffer.
+ * `queued` is recorded only with latency timestamps on; with
+ * CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER set, a buffer that is
+ * not all zeros aborts.  Like a library with
  * static objects it registers an exit handler as it loads; a flush
  * after that handler ran aborts.
  *
@@ -131,8 +134,29 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid,
 	return CUPTI_SUCCESS;
 }
 
+/* `queued` is recorded only with these on, as by CUPTI (0: unknown);
+ * said on stderr, for the test that they stay off unless needed */
+static int latency;
+
 CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t on)
 {
+	latency = on;
+	if (on)
+		fprintf(stderr, "fakecupti: latency timestamps on\n");
+	return CUPTI_SUCCESS;
+}
+
+/* With the attribute set, a buffer handed to us must be all zeros, as
+ * CUPTI then does not clear it: one that is not aborts. */
+static int zeroed;
+
+CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute a, size_t *len,
+				      void *v)
+{
+	if (a != CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER ||
+	    *len != sizeof(uint8_t))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	zeroed = *(uint8_t *)v;
 	return CUPTI_SUCCESS;
 }
 
@@ -200,7 +224,7 @@ void fakecupti_kernel(const char *name, const unsigned g[3],
 		k = &pend[npend++].k;
 		memset(k, 0, sizeof(pend[0]));
 		k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-		k->queued = now;
+		k->queued = latency ? now : 0;
 		k->start = now + FAKECUPTI_QUEUED_NS;
 		k->end = k->start + FAKECUPTI_NS;
 		now = k->end;
@@ -217,29 +241,47 @@ void fakecupti_kernel(const char *name, const unsigned g[3],
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * The pending records in buffers of at most FAKECUPTI_PER_BUF records,
+ * each asked for and handed back in turn, so that a client's second
+ * buffer may be its first one again (reused buffers are checked).
+ */
+#define FAKECUPTI_PER_BUF	4
+
 CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
-	uint8_t *buf = NULL;
-	size_t size = 0, max = 0, n;
-
 	if (torn) {
 		fprintf(stderr, "fakecupti: flush after its exit handlers\n");
 		abort();
 	}
-	pthread_mutex_lock(&lock);
-	n = (size_t)npend * sizeof(pend[0]);
-	if (n && req)
-		req(&buf, &size, &max);
-	if (buf && size >= n) {
-		memcpy(buf, pend, n);
-		npend = 0;
-	} else {
-		n = 0;
+	for (;;) {
+		uint8_t *buf = NULL;
+		size_t size = 0, max = 0, n, k;
+
+		pthread_mutex_lock(&lock);
+		k = npend < FAKECUPTI_PER_BUF ? (size_t)npend : FAKECUPTI_PER_BUF;
+		n = k * sizeof(pend[0]);
+		if (n && req)
+			req(&buf, &size, &max);
+		for (size_t i = 0; buf && zeroed && i < size; i++)
+			if (buf[i]) {
+				fprintf(stderr, "fakecupti: a buffer said zeroed "
+					"is not (byte %zu)\n", i);
+				abort();
+			}
+		if (buf && size >= n) {
+			memcpy(buf, pend, n);
+			npend -= (int)k;
+			memmove(pend, pend + k, (size_t)npend * sizeof(pend[0]));
+		} else {
+			n = 0;
+		}
+		pthread_mutex_unlock(&lock);
+		if (buf && done)
+			done(NULL, 0, buf, size, n);
+		if (!n)
+			return CUPTI_SUCCESS;
 	}
-	pthread_mutex_unlock(&lock);
-	if (buf && done)
-		done(NULL, 0, buf, size, n);
-	return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t *buf, size_t valid,

@@ -7,7 +7,10 @@
 # of gputrace_complete(), where the uprobe reads them: counts, names,
 # durations, geometry and GLOBs are checked against the runs
 # agent_hookprog makes (vadd 5 times plus 3 graph runs, uses_global
-# once; 4 blocks of 64 threads each).  Needs root and the uprobe PMU.
+# once; 4 blocks of 64 threads each).  CUPTI's latency timestamps are on
+# only for a clause that reads `queued`; the agent's activity buffers,
+# reused, are all zeros when handed to CUPTI (the fake checks).  Needs
+# root and the uprobe PMU.
 . tests/progs/agent_lib.sh
 
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
@@ -34,6 +37,17 @@ want "
 @t: 2304
 @v: 8
 " "counts, names, durations, geometry, GLOBs"
+
+# a clause reads `queued`: CUPTI's latency timestamps are on (they cost
+# every launch, so only then)
+grep -q 'fakecupti: latency timestamps on' "$T/err" ||
+	{ cat "$T/err"; fail "latency timestamps off for a clause reading queued"; }
+run 'cuda:complete { @d = sum(duration); }'
+want "
+
+@d: 9000" "durations without queued"
+grep -q 'fakecupti: latency timestamps on' "$T/err" &&
+	{ cat "$T/err"; fail "latency timestamps on with no clause reading queued"; }
 
 # the probe fires on the thread that hands the records over, once each
 run 'cuda:complete /duration != 1000 || queued != 250/ { @bad[kernel] = count(); }

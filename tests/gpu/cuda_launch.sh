@@ -23,9 +23,9 @@ export CUDA_MODULE_LOADING=LAZY
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1"; failed=1; }
 
-"$NVCC" -O2 -arch=native -o "$T/launches" tests/gpu/launches.cu \
+"$NVCC" -O2 -arch=native -I"$CUDA/extras/CUPTI/include" -o "$T/launches" tests/gpu/launches.cu \
 	-L"$CUDA/lib64/stubs" -lcuda 2>"$T/nvcc" ||
-	"$NVCC" -O2 -arch=sm_90 -o "$T/launches" tests/gpu/launches.cu \
+	"$NVCC" -O2 -arch=sm_90 -I"$CUDA/extras/CUPTI/include" -o "$T/launches" tests/gpu/launches.cu \
 		-L"$CUDA/lib64/stubs" -lcuda 2>>"$T/nvcc" ||
 	{ echo "FAIL build:"; cat "$T/nvcc"; exit 1; }
 "$T/launches" -o "$T/want" || { echo "FAIL launches does not run natively"; exit 1; }

@@ -4,6 +4,7 @@
  *
  *   launches [-s] [-o FILE]        the test workload
  *   launches -b SECONDS            benchmark: empty kernels, launches/s
+ *   launches -C MODE -b SECONDS    the same under CUPTI alone (cupti_floor.h)
  *
  * The workload launches, with fixed grids:
  *   gt::vadd<float>  grid 64, block 256   10 times  (runtime API, <<<>>>)
@@ -29,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cupti_floor.h"
 
 namespace gt {
 template <typename T>
@@ -132,7 +135,9 @@ int main(int argc, char **argv)
 	CUmodule mod;
 	int c;
 
-	while ((c = getopt(argc, argv, "so:b:")) != -1) {
+	const char *cupti = NULL;
+
+	while ((c = getopt(argc, argv, "so:b:C:")) != -1) {
 		switch (c) {
 		case 's':
 			wait = true;
@@ -140,10 +145,18 @@ int main(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 'C':
+			cupti = optarg;
+			break;
 		case 'b':
-			return bench(atof(optarg));
+			if (cupti && cupti_floor_start(cupti))
+				return 1;
+			c = bench(atof(optarg));
+			if (cupti)
+				cupti_floor_stop();
+			return c;
 		default:
-			fprintf(stderr, "usage: launches [-s] [-o FILE] | -b SECONDS\n");
+			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency] -b SECONDS\n");
 			return 2;
 		}
 	}
