@@ -363,6 +363,16 @@ static void test_loops(const struct pl_func *f)
 	CHECK(strstr(f[LP_LOOPT].text, "match.any.sync.b32") &&
 	      strstr(f[LP_LOOPT].text, "call __gt_rt_agg8,"),
 	      "loop_thread_warp_helpers");
+	/* the inline hist adds the bucket group's values up (a rank scan
+	 * of shuffles) into the sum word after the 34 buckets */
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "red.global.add.u64 [%%t0+%u], %%r3;",
+			 DEVRT_LINE + 16 + 8 * DEVRT_HIST_BUCKETS);
+		CHECK(strstr(f[LP_LOOPT].text, "fns.b32 %u1, %u0, %u2, 17;") &&
+		      strstr(f[LP_LOOPT].text, want), "inline_hist_sum_word");
+	}
 	/* an entry probe defers its updates, except those in a loop */
 	lp_build(&prog, LP_LOOPW);
 	r = pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &g, err,
