@@ -14,6 +14,7 @@
 #include "compiler/dev_helpers.h"
 #include "compiler/emit.h"
 #include "compiler/verifier.h"
+#include "gpucode/devrt.h"
 #include "gpucode/kname.h"
 #include "probes/provider.h"
 
@@ -1451,6 +1452,35 @@ static void gen_lhist_index(struct cg *g, const struct map_sym *m)
 	patch(g, jhigh);
 }
 
+/*
+ * hist()/lhist(): the value X also adds to the entry of KEY whose bucket
+ * index is the bucket count, one past the last bucket: the sum of the
+ * values (Prometheus' _sum, docs/fleet.md).  The device runtime keeps it
+ * as the word after the buckets, where the agent's host path puts it too
+ * (gpucode/devrt.h); maps_read() takes it out of the buckets.
+ */
+static void gen_hist_sum(struct cg *g, struct map_sym *m,
+			 const struct map_layout *ml, int key, int x)
+{
+	int64_t nb = m->val->agg == AGG_HIST ? DEVRT_HIST_BUCKETS :
+		     (m->lmax - m->lmin) / m->lstep + 2;
+	int val = stack_alloc(g, 8), j, jdone;
+
+	emit(g, I_ST(BPF_DW, BPF_REG_10, key + ml->key_size - 8, (int32_t)nb));
+	call_lookup(g, m, key);
+	j = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_0, 0));
+	emit(g, I_LDX(BPF_DW, BPF_REG_2, BPF_REG_10, x));
+	emit(g, I_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_2));
+	emit(g, I_STX(BPF_DW, BPF_REG_0, BPF_REG_1, 0));
+	jdone = jmp_fwd(g, I_JA(0));
+	patch(g, j);
+	emit(g, I_LDX(BPF_DW, BPF_REG_1, BPF_REG_10, x));
+	emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_1, val));
+	call_update(g, m, key, val);
+	patch(g, jdone);
+}
+
 /* @m[k] = agg(x) on a per-CPU hash map. */
 static void gen_agg(struct cg *g, struct node *assign)
 {
@@ -1553,6 +1583,8 @@ static void gen_agg(struct cg *g, struct node *assign)
 	}
 	call_update(g, m, key, val);
 	patch(g, jdone);
+	if (ml->has_bucket)
+		gen_hist_sum(g, m, ml, key, x);
 	g->sp = save;
 }
 

@@ -387,7 +387,7 @@ static void shard_addr(struct pl_ctx *c, int64_t map, bool smload)
 }
 
 /*
- * Add VAL to the value word of the slot whose shard ADDR holds.  In an
+ * Add VAL to value word WORD of the slot whose shard ADDR holds.  In an
  * entry probe with opts->defer the add waits for the thread's exit: the
  * address and value stay in kernel-wide registers (%gt_d<probe>_<n>a,
  * v, and p: whether to add) and pl_func.flush, spliced before every exit,
@@ -396,20 +396,20 @@ static void shard_addr(struct pl_ctx *c, int64_t map, bool smload)
  * thread is done.  An update in a loop (insn I) may run several times
  * per call, and a deferred one keeps only its last: it is made at once.
  */
-static void update(struct pl_ctx *c, size_t i, const char *addr,
+static void update(struct pl_ctx *c, size_t i, const char *addr, int word,
 		   const char *val)
 {
 	struct pl_buf *b = &c->out;
-	int k = c->opts->index, n = c->ndefer;
+	int k = c->opts->index, n = c->ndefer, off = DEVRT_LINE + 16 + 8 * word;
 
 	if (!c->opts->defer || c->in_loop[i]) {
-		pl_printf(b, "\tred.global.add.u64 [%s+%d], %s;\n", addr,
-			  DEVRT_LINE + 16, val);
+		pl_printf(b, "\tred.global.add.u64 [%s+%d], %s;\n", addr, off,
+			  val);
 		return;
 	}
 	pl_printf(b, "\tadd.u64 %%gt_d%d_%da, %s, %d;\n"
 		  "\tmov.b64 %%gt_d%d_%dv, %s;\n",
-		  k, n, addr, DEVRT_LINE + 16, k, n, val);
+		  k, n, addr, off, k, n, val);
 	/* straight: %p1 says whether this lane skips (agg0_inline) */
 	if (c->straight)
 		pl_printf(b, "\tnot.pred %%gt_d%d_%dp, %%p1;\n", k, n);
@@ -432,6 +432,32 @@ static void skip_if(struct pl_ctx *c, const char *cmp, const char *ops,
 	else
 		pl_printf(&c->out, "\tsetp.%s.u32 %%p1, %s;\n"
 			  "\t@%%p1 bra $Lc%zu;\n", cmp, ops, i);
+}
+
+/*
+ * hist's sum: the values %r3 of the lanes of group %u0 (those adding to
+ * one bucket) added up into %r3 of its lowest lane, which makes the
+ * group's update.  A scan over the lanes' ranks in the group, each step
+ * adding the value of the lane S ranks up (devrt.cu's group_reduce);
+ * redux.sync would be shorter but needs sm_80, and the probes are
+ * spliced into kernels of any target.  Every lane of the group runs it
+ * (before the leader is chosen); the sum's update is one more red per
+ * group.
+ */
+static void group_sum(struct pl_ctx *c)
+{
+	struct pl_buf *b = &c->out;
+
+	pl_printf(b, "\tmov.u32 %%u2, %%laneid;\n");
+	for (int s = 1; s < 32; s <<= 1)
+		pl_printf(b, "\tfns.b32 %%u1, %%u0, %%u2, %d;\n"
+			  "\tsetp.lt.u32 %%p0, %%u1, 32;\n"
+			  "\tselp.b32 %%u1, %%u1, %%u2, %%p0;\n"
+			  "\tmov.b64 {%%u4, %%u5}, %%r3;\n"
+			  "\tshfl.sync.idx.b32 %%u4, %%u4, %%u1, 31, %%u0;\n"
+			  "\tshfl.sync.idx.b32 %%u5, %%u5, %%u1, 31, %%u0;\n"
+			  "\tmov.b64 %%t1, {%%u4, %%u5};\n"
+			  "\t@%%p0 add.u64 %%r3, %%r3, %%t1;\n", s + 1);
 }
 
 static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
@@ -466,6 +492,8 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 				  "\tmatch.any.sync.b32 %%u0, %%u4, %%u0;\n");
 		else if (k == AI_HIST)
 			pl_printf(b, "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n");
+		if (k == AI_HIST)
+			group_sum(c);
 		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
 			  "\tmov.u32 %%u2, %%laneid;\n");
@@ -478,12 +506,15 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 	 * (devrt_map_foreach), and the update is the only memory access */
 	switch (k) {
 	case AI_COUNT:
-		update(c, i, "%t0", "%r0");
+		update(c, i, "%t0", 0, "%r0");
 		break;
 	case AI_HIST:
+		/* the bucket, then the sum word after the buckets (%r3: the
+		 * group's values added up) */
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
-			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
-		update(c, i, "%t0", "%r0");
+			  "\tadd.u64 %%t1, %%t0, %%t1;\n");
+		update(c, i, "%t1", 0, "%r0");
+		update(c, i, "%t0", DEVRT_HIST_BUCKETS, "%r3");
 		break;
 	case AI_SUM:
 		/* the live word, only for a value <= 0: a total that only
@@ -496,14 +527,14 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 			pl_printf(b, "\tsetp.gt.s64 %%p0, %%r3, 0;\n");
 		pl_printf(b, "\t@!%%p0 st.global.u64 [%%t0+%d], 1;\n",
 			  DEVRT_LINE + 8);
-		update(c, i, "%t0", "%r3");
+		update(c, i, "%t0", 0, "%r3");
 		break;
 	case AI_SMLOAD:
 		/* its words are per SM: word smid, if the map has that many */
 		skip_if(c, "ge", "%u2, %u5", "%p1", i);
 		pl_printf(b, "\tmul.wide.u32 %%t1, %%u2, 8;\n"
 			  "\tadd.u64 %%t0, %%t0, %%t1;\n");
-		update(c, i, "%t0", "%r3");
+		update(c, i, "%t0", 0, "%r3");
 		break;
 	}
 	pl_printf(b, "$Lc%zu:\n", i);

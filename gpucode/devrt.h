@@ -19,6 +19,15 @@
 #define DEVRT_MAGIC	0x3174726476656467ull	/* "gdevdrt1" */
 #define DEVRT_LINE	128u	/* cache line: each shard's hot data on its own */
 #define DEVRT_HIST_BUCKETS 34u	/* bpftrace 0.17's log2 buckets */
+/*
+ * hist() and lhist() values end with one word past their buckets that
+ * adds up the values given (the _sum of a Prometheus histogram); bpftrace
+ * keeps no such thing and the text output never shows it.  The eBPF maps
+ * keep it the same way: the entry whose bucket index is the bucket count
+ * (docs/fleet.md).  A hist's sum is word DEVRT_HIST_BUCKETS; any hist or
+ * lhist's is word nwords - 1.
+ */
+#define DEVRT_HIST_WORDS (DEVRT_HIST_BUCKETS + 1u)
 
 /* What a device map stores (descriptor `kind`). */
 enum devrt_kind {
@@ -30,8 +39,8 @@ enum devrt_kind {
 	DEVRT_K_MAX,		/* words: value, set (0/1) */
 	DEVRT_K_AVG,		/* words: count, total */
 	DEVRT_K_STATS,		/* words: count, total */
-	DEVRT_K_HIST,		/* words: 34 bucket counts */
-	DEVRT_K_LHIST,		/* words: (max-min)/step+2 bucket counts */
+	DEVRT_K_HIST,		/* words: 34 bucket counts, sum */
+	DEVRT_K_LHIST,		/* words: (max-min)/step+2 bucket counts, sum */
 	DEVRT_K_SMLOAD,		/* words: one sum per SM (nwords = SMs) */
 	DEVRT_K_END_
 };

@@ -54,14 +54,15 @@ int devrt_map_layout(struct devrt_map_desc *d)
 		d->nwords = 2;
 		break;
 	case DEVRT_K_HIST:
-		d->nwords = DEVRT_HIST_BUCKETS;
+		d->nwords = DEVRT_HIST_WORDS;
 		break;
 	case DEVRT_K_LHIST:
 		if (d->lstep <= 0 || d->lmax <= d->lmin ||
 		    (uint64_t)(d->lmax - d->lmin) / (uint64_t)d->lstep >
-		    WORDS_MAX - 2)
+		    WORDS_MAX - 3)
 			return -EINVAL;
-		d->nwords = (uint32_t)((d->lmax - d->lmin) / d->lstep) + 2;
+		/* the buckets, then the sum */
+		d->nwords = (uint32_t)((d->lmax - d->lmin) / d->lstep) + 3;
 		break;
 	case DEVRT_K_SMLOAD:
 		if (!d->nwords || d->nwords > WORDS_MAX)

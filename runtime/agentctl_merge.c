@@ -335,7 +335,7 @@ static int combine(const struct out_map *om, const struct map_sym *m,
 		int nb = om->agg == OA_HIST ? OUT_HIST_BUCKETS :
 			 om->agg == OA_LHIST ?
 			 out_lhist_nbuckets(om->lmin, om->lmax, om->lstep) :
-			 (int)nwords;
+			 (int)nwords, sum = nb;
 
 		if (nb < e->nbuckets)
 			nb = e->nbuckets;
@@ -349,8 +349,12 @@ static int combine(const struct out_map *om, const struct map_sym *m,
 			e->buckets = b;
 			e->nbuckets = nb;
 		}
-		for (int k = 0; k < nb && k < (int)nwords; k++)
+		for (int k = 0; k < nb && k < (int)nwords &&
+				(om->agg == OA_SMLOAD || k < sum); k++)
 			e->buckets[k] += w[k];
+		/* hist, lhist: the sum after the buckets (gpucode/devrt.h) */
+		if (om->agg != OA_SMLOAD && (uint32_t)sum < nwords)
+			e->total = (int64_t)((uint64_t)e->total + w[sum]);
 		break;
 	}
 	}

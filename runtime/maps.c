@@ -321,13 +321,16 @@ int maps_read(const struct gt_object *obj, int idx, struct out_map *om)
 			}
 		}
 		if (nb) {
-			if (bucket < (uint64_t)nb)
-				for (int c = 0; c < ncpu; c++) {
-					uint64_t v;
+			/* bucket nb: the sum of the values (gen_hist_sum) */
+			for (int c = 0; c < ncpu && bucket <= (uint64_t)nb; c++) {
+				uint64_t v;
 
-					memcpy(&v, vals + c * stride, 8);
+				memcpy(&v, vals + c * stride, 8);
+				if (bucket < (uint64_t)nb)
 					e->buckets[bucket] += v;
-				}
+				else
+					e->total = (int64_t)((uint64_t)e->total + v);
+			}
 		} else if (percpu) {
 			merge(m, vals, ncpu, stride, e);
 		} else {

@@ -226,6 +226,9 @@ static void hist_entry(FILE *f, const char *name, const struct out_map *m,
 	}
 	sample(f, name, "_bucket", e, "le", "+Inf");
 	fprintf(f, "%" PRIu64 "\n", cum);
+	/* the values added up: the word after the buckets (devrt.h) */
+	sample(f, name, "_sum", e, NULL, NULL);
+	fprintf(f, "%" PRId64 "\n", e->total);
 	sample(f, name, "_count", e, NULL, NULL);
 	fprintf(f, "%" PRIu64 "\n", cum);
 }

@@ -48,7 +48,9 @@ struct out_entry {
 	struct out_val key;	/* OV_NONE, a single value, or OV_TUPLE for @m[a, b] */
 	struct out_val val;	/* OA_NONE, COUNT, SUM, MIN, MAX: the value */
 	uint64_t count;		/* OA_AVG, OA_STATS */
-	int64_t total;		/* OA_AVG, OA_STATS */
+	int64_t total;		/* OA_AVG, OA_STATS; OA_HIST, OA_LHIST: the
+				 * sum of the values (never printed: the
+				 * metrics page's _sum) */
 	uint64_t *buckets;	/* OA_HIST, OA_LHIST: per bucket; OA_SMLOAD: per SM */
 	int nbuckets;
 };

@@ -205,7 +205,7 @@ static int setup(struct agent_actx *a, char *err, size_t errlen)
 	off += (size_t)AGENT_MAX_KERNELS * AGENT_NAME_BYTES;
 	/* a hist's words past a slot header: where slotless kernels add */
 	scratch_off = off;
-	off += align256(DEVRT_LINE + 16 + DEVRT_HIST_BUCKETS * 8);
+	off += align256(DEVRT_LINE + 16 + DEVRT_HIST_WORDS * 8);
 	if (agent.cfg.reads) {	/* probes read device memory */
 		allocs_off = off;
 		off += align256(DEVRT_ALLOC_BYTES);

@@ -7,7 +7,10 @@
 # host into that map (@both) and into @host.  Once the program has
 # launched everything (it waits for a file before exiting), a scrape
 # must give each map the value the exit dump then prints, and @both more
-# than @host: its device part is there.  Needs root and the uprobe PMU.
+# than @host: its device part is there.  @grid, a hist the agent's host
+# path keeps (its sum in the word after the buckets), has the _sum of
+# the values it was given: @grid_total's, a sum() of the same values,
+# and as many as @host counted.  Needs root and the uprobe PMU.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -20,7 +23,8 @@
 export LD_LIBRARY_PATH="$T" HOOKPROG_WAIT_FILE="$T/go" GPUTRACE_AGENT_LIB="$AGENT"
 metrics_start dev -q -c "$T/prog $T/vadd.fatbin $VADD" -e '
 gpu:warp:vadd { @both = count(); }
-cuda:launch { @both = count(); @host = count(); }'
+cuda:launch { @both = count(); @host = count();
+	@grid = hist(gridDim.x); @grid_total = sum(gridDim.x); }'
 p=$MPORT
 
 # num PAGE FAMILY: the value of the keyless sample FAMILY
@@ -54,4 +58,13 @@ done
 h=$(num "$MDIR/page" gputrace_host_total)
 [ "$(num "$MDIR/page" gputrace_both_total)" -gt "$h" ] ||
 	{ echo "@both has no device part:"; cat "$MDIR/page"; exit 1; }
+gs=$(num "$MDIR/page" gputrace_grid_sum)
+gt=$(num "$MDIR/page" gputrace_grid_total_total)
+if [ -z "$gs" ] || [ "$gs" != "$gt" ] || [ "$gs" -le 0 ] ||
+   [ "$(num "$MDIR/page" gputrace_grid_count)" != "$h" ]; then
+	echo "@grid: _sum '$gs' _count '$(num "$MDIR/page" gputrace_grid_count)';" \
+		"want @grid_total's '$gt' and @host's '$h'"
+	cat "$MDIR/page"
+	exit 1
+fi
 exit 0

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Acceptance: --metrics serves every map on /metrics in the Prometheus
 # text format while the program runs: counters, gauges, histograms with
-# cumulative `le` buckets, stats() as a summary and an average, keys as
-# labels (tuples as key0, key1; quotes, backslashes, line feeds escaped,
-# bytes that are not UTF-8 replaced), a map the program keeps updating
+# cumulative `le` buckets and the sum of the values given, stats() as a
+# summary and an average, keys as labels (tuples as key0, key1; quotes,
+# backslashes, line feeds escaped, bytes that are not UTF-8 replaced), a map the program keeps updating
 # grows between scrapes, and the text output at exit is what it is
 # without --metrics.  Every expected number follows from the program.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
@@ -21,12 +21,13 @@ prog='BEGIN {
 	@latency = hist(5); @latency = hist(100); @latency = hist(-4);
 	@sizes = lhist(7, 0, 10, 3); @sizes = lhist(12, 0, 10, 3);
 	@sizes = lhist(2, 0, 10, 3); @sizes = lhist(-1, 0, 10, 3);
+	@wait["rx"] = hist(3); @wait["tx"] = hist(1000); @wait["tx"] = hist(24);
 	@durations = stats(10); @durations = stats(20);
 	@lowest = min(4); @lowest = min(2); @highest = max(9);
 	@mean = avg(3); @mean = avg(5); @answer = 42; @label = "hello";
 }'
 
-metrics_start page -e "$prog interval:ms:100 { @ticks = count(); }"
+metrics_start page -e "$prog interval:ms:100 { @ticks = count(); @tickh = hist(7); }"
 p=$MPORT
 metrics_get "$p" >"$MDIR/page1" || { echo "first scrape failed"; exit 1; }
 sleep 0.5
@@ -57,6 +58,8 @@ for l in 'le="-1"} 1' 'le="0"} 2' 'le="1"} 3' 'le="3"} 3' 'le="7"} 5' \
 	want_line "$page" "gputrace_latency_bucket{$l"
 done
 want_line "$page" 'gputrace_latency_count 6'
+# _sum: the values given, 0 + 1 + 5 + 5 + 100 - 4 (not a bucket bound's)
+want_line "$page" 'gputrace_latency_sum 107'
 [ "$(grep -c '^gputrace_latency_bucket' "$page")" = 34 ] ||
 	{ echo "want 34 latency buckets (33 bounds and +Inf)"; cat "$page"; exit 1; }
 # lhist(0, 10, 3): -1 below, 2 in [0,3), 7 in [6,9), 12 at/above 9
@@ -64,6 +67,14 @@ for l in 'le="-1"} 1' 'le="2"} 2' 'le="5"} 2' 'le="8"} 3' 'le="+Inf"} 4'; do
 	want_line "$page" "gputrace_sizes_bucket{$l"
 done
 want_line "$page" 'gputrace_sizes_count 4'
+want_line "$page" 'gputrace_sizes_sum 20'
+# keyed: a _sum per key, between +Inf and _count
+want_line "$page" 'gputrace_wait_sum{key="rx"} 3'
+want_line "$page" 'gputrace_wait_sum{key="tx"} 1024'
+want_line "$page" 'gputrace_wait_count{key="tx"} 2'
+grep -A2 '^gputrace_wait_bucket{key="tx",le="+Inf"} 2$' "$page" | tr '\n' '|' |
+	grep -q '|gputrace_wait_sum{key="tx"} 1024|gputrace_wait_count{key="tx"} 2|' ||
+	{ echo "want +Inf, _sum, _count in a row for key tx"; cat "$page"; exit 1; }
 # buckets are cumulative: never smaller than the one before
 awk '/_bucket\{/ { n = $2 + 0; k = $1; sub(/le=.*/, "", k);
 	if (k == last && n < prev) { print "not cumulative: " $0; bad = 1 }
@@ -82,6 +93,15 @@ t1=$(sed -n 's/^gputrace_ticks_total \([0-9]*\)$/\1/p' "$MDIR/page1")
 t2=$(sed -n 's/^gputrace_ticks_total \([0-9]*\)$/\1/p' "$page")
 if [ -z "$t2" ] || [ "${t1:-0}" -ge "$t2" ]; then
 	echo "@ticks did not grow between scrapes: '$t1' then '$t2'"
+	exit 1
+fi
+# a hist fed 7 each tick: its _sum is 7 times its _count (a tick may
+# land between the read of its bucket and of its sum: one either way)
+c=$(sed -n 's/^gputrace_tickh_count \([0-9]*\)$/\1/p' "$page")
+s=$(sed -n 's/^gputrace_tickh_sum \([0-9]*\)$/\1/p' "$page")
+if [ -z "$c" ] || [ -z "$s" ] || [ $((s % 7)) != 0 ] || [ "$c" -lt 3 ] ||
+   [ $((s / 7 - c)) -gt 1 ] || [ $((c - s / 7)) -gt 1 ]; then
+	echo "@tickh: _sum '$s' is not 7 x _count '$c'"
 	exit 1
 fi
 

@@ -9,6 +9,11 @@
 #     hist(5) x4 on one host, hist(100) x2 on the other; the rank 3 of 6
 #     falls in bucket [4, 8), le 7 (cumulative 0 up to le 3, then 4),
 #     interpolated 3 + (7 - 3) * 3/4 = 6.
+#   sum(gputrace_latency_sum) = 4 x 5 + 2 x 100 = 220, the values given
+#     (not bucket bounds), and / sum(..._count) their mean, 220 / 6;
+#   the rate of _sum over the rate of _count of a hist that each host's
+#     interval probe feeds 1000 each tick: 1000 (within 10%: a tick may
+#     fall between the reads of a bucket and of the sum).
 # Skipped (with the reason) where prometheus or promtool is missing.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
@@ -21,13 +26,13 @@ done
 metrics_start a -e 'BEGIN { @kernels["gemm"] = count(); @kernels["gemm"] = count();
 	@kernels["gemm"] = count(); @kernels["copy"] = count();
 	@latency = hist(5); @latency = hist(5); @latency = hist(5); @latency = hist(5); }
-	interval:ms:100 { @ticks = count(); }'
+	interval:ms:100 { @ticks = count(); @tick_work = hist(1000); }'
 pa=$MPORT
 pida=$MPID
 metrics_start b -e 'BEGIN { @kernels["gemm"] = count(); @kernels["gemm"] = count();
 	@kernels["gemm"] = count(); @kernels["gemm"] = count(); @kernels["gemm"] = count();
 	@latency = hist(100); @latency = hist(100); }
-	interval:ms:100 { @ticks = count(); }'
+	interval:ms:100 { @ticks = count(); @tick_work = hist(1000); }'
 pb=$MPORT
 pidb=$MPID
 
@@ -65,14 +70,14 @@ def query(q):
         sys.exit("%s: %s" % (q, r))
     return r["data"]["result"]
 
-# two scrapes of each instance, within 25 s
+# three scrapes of each instance (rate() needs two), within 25 s
 deadline = time.time() + 25
 while True:
     try:
         res = query('count_over_time(up{job="gputrace"}[1m])')
         n = {s["metric"]["instance"]: float(s["value"][1]) for s in res}
         ups = query('up{job="gputrace"}')
-        if (len(n) == 2 and min(n.values()) >= 2 and
+        if (len(n) == 2 and min(n.values()) >= 3 and
                 all(s["value"][1] == "1" for s in ups)):
             break
     except OSError:
@@ -94,6 +99,20 @@ if [(s["metric"]["instance"], s["value"][1]) for s in res] != \
 res = query('histogram_quantile(0.5, sum by (le) (gputrace_latency_bucket))')
 if len(res) != 1 or abs(float(res[0]["value"][1]) - 6) > 1e-9:
     sys.exit("median across instances: %s, want 6" % res)
+res = query('sum(gputrace_latency_sum)')
+if len(res) != 1 or float(res[0]["value"][1]) != 220:
+    sys.exit("sum of hist values across instances: %s, want 220" % res)
+res = query('sum(gputrace_latency_sum) / sum(gputrace_latency_count)')
+if len(res) != 1 or abs(float(res[0]["value"][1]) - 220 / 6) > 1e-9:
+    sys.exit("mean of hist values: %s, want 220/6" % res)
+q = ('sum(rate(gputrace_tick_work_sum[1m])) / '
+     'sum(rate(gputrace_tick_work_count[1m]))')
+res = query(q)
+if len(res) != 1 or abs(float(res[0]["value"][1]) - 1000) > 100:
+    sys.exit("%s: %s, want 1000" % (q, res))
+res = query('sum(rate(gputrace_tick_work_sum[1m]))')
+if len(res) != 1 or float(res[0]["value"][1]) <= 0:
+    sys.exit("rate of _sum: %s, want > 0" % res)
 PY
 metrics_end "$pida" a
 metrics_end "$pidb" b

@@ -10,7 +10,8 @@
  *              interpreter computes for that thread (several inputs,
  *              division by zero included)
  *   builtins   special registers, context fields and arguments
- *   aggs       every aggregation against totals computed here
+ *   aggs       every aggregation against totals computed here (hist
+ *              and lhist: the sum word after the buckets too)
  *   plain      update, lookup (with atomics on the value), delete
  *   warp       gpu:warp runs once per warp; lanes counts the lanes
  *   loop       while loops: rounds that differ per thread (break,
@@ -502,15 +503,18 @@ static int hist_index(int64_t n)
 static void test_aggs(void)
 {
 	enum { G = 64, B = 256, N = G * B };
-	uint64_t hist[4][34] = { { 0 } }, lh[12] = { 0 }, sum = 0;
+	/* hist and lhist: the buckets, then the sum of the values */
+	uint64_t hist[4][35] = { { 0 } }, lh[13] = { 0 }, sum = 0;
 	static struct got g;
 	int ok;
 
 	launch(LP_AGGS, G, B, 0, 0, 0);
 	for (uint64_t i = 0; i < N; i++) {
 		hist[i & 3][hist_index((int64_t)i)]++;
+		hist[i & 3][34] += i;
 		sum += i;
 		lh[i % 120 >= 100 ? 11 : 1 + (i % 120) / 10]++;
+		lh[12] += i % 120;
 	}
 	CHK(read_map(LM_COUNT, &g) == 1 && g.val[0][0] == N,
 	    "gpu_lower/count: %llu", (unsigned long long)g.val[0][0]);
@@ -613,7 +617,7 @@ static void test_loops(void)
 {
 	enum { G = 16, B = 128, N = G * B };
 	static struct got g;
-	uint64_t h[34] = { 0 }, k[3] = { 0 };
+	uint64_t h[35] = { 0 }, k[3] = { 0 };	/* h[34]: the sum */
 	int ok;
 
 	launch(LP_LOOPW, 3, 48, 0, 0, 0);
@@ -625,6 +629,7 @@ static void test_loops(void)
 	for (int t = 0; t < N; t++)
 		for (int i = 0; i < t % 4; i++) {
 			h[hist_index(i)]++;
+			h[34] += i;
 			k[i]++;
 		}
 	CHK(read_map(LM_LOOPC, &g) == 1 && g.val[0][0] == N / 4 * 6,
@@ -632,10 +637,11 @@ static void test_loops(void)
 	    (unsigned long long)g.val[0][0], N / 4 * 6);
 	CHK(read_map(LM_LOOPH, &g) == 1 && !memcmp(g.val[0], h, sizeof(h)),
 	    "gpu_lower/loop_thread_hist: [0] %llu [1] %llu [2, 4) %llu "
-	    "(want %llu %llu %llu)", (unsigned long long)g.val[0][1],
-	    (unsigned long long)g.val[0][2], (unsigned long long)g.val[0][3],
+	    "sum %llu (want %llu %llu %llu %llu)",
+	    (unsigned long long)g.val[0][1], (unsigned long long)g.val[0][2],
+	    (unsigned long long)g.val[0][3], (unsigned long long)g.val[0][34],
 	    (unsigned long long)h[1], (unsigned long long)h[2],
-	    (unsigned long long)h[3]);
+	    (unsigned long long)h[3], (unsigned long long)h[34]);
 	ok = read_map(LM_LOOPK, &g) == 3;
 	for (int i = 0; ok && i < 3; i++) {
 		uint64_t key = key_of(&g, i);

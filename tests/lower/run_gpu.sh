@@ -26,7 +26,7 @@ if [ -z "$bin" ]; then
 		compiler/ptx_lower_an.c compiler/ptx_lower_insn.c \
 		compiler/verifier.c compiler/verifier_insn.c \
 		compiler/verifier_state.c compiler/dev_helpers.c \
-		compiler/bpf_disasm.c gpucode/devrt_host.c \
+		compiler/bpf_disasm.c gpucode/devrt_host.c gpucode/hbpf.c \
 		"$T/devrt_ptx.c" -L"$CUDA/lib64/stubs" -lcuda \
 		-o "$T/gpu_lower" || exit 1
 	bin=$T/gpu_lower

@@ -325,7 +325,7 @@ static void test_config(void)
 /*
  * Maps kept per kernel (keyed by `kernel` alone, a 64-byte name): 1024
  * shards halved until they fit 48 MiB, so a count (1024 slots of 88
- * bytes in each shard) gets 512 and a hist (34 words a slot) 128; maps
+ * bytes in each shard) gets 512 and a hist (35 words a slot) 128; maps
  * without key fit 16 MiB.
  */
 static void test_kernel_maps(void)
@@ -456,13 +456,15 @@ static void write_snapshot(const struct agent_config *c, uint8_t *seg,
 	key = 2;
 	slot(&d, p, 2, 0, &key, (uint64_t[]){ 10 }, 1);
 	memcpy(p + 3 * d.shard_bytes, (uint64_t[]){ 2 }, 8);
-	/* @h: bucket 3: 2 + 1, bucket 5: 7 */
+	/* @h: bucket 3: 2 + 1, bucket 5: 7; the sum word after the
+	 * buckets: 4 + 6 in shard 0, 5 + 7 * 20 in shard 1 */
 	p = img(&w, M_H, 0, 0, 0, &d);
 	{
-		uint64_t b0[34] = { [3] = 2 }, b1[34] = { [3] = 1, [5] = 7 };
+		uint64_t b0[35] = { [3] = 2, [34] = 10 },
+			 b1[35] = { [3] = 1, [5] = 7, [34] = 145 };
 
-		slot(&d, p, 0, 0, NULL, b0, 34);
-		slot(&d, p, 1, 0, NULL, b1, 34);
+		slot(&d, p, 0, 0, NULL, b0, 35);
+		slot(&d, p, 1, 0, NULL, b1, 35);
 	}
 	/* @s on two GPUs of 4 and 6 SMs */
 	p = img(&w, M_S, 0, 4, 0, &d);
@@ -490,9 +492,10 @@ static void write_snapshot(const struct agent_config *c, uint8_t *seg,
 	/* @l: below min 1, at/above max 2 */
 	p = img(&w, M_L, 0, 0, 0, &d);
 	{
-		uint64_t b[12] = { [0] = 1, [11] = 2 };
+		/* -3; 100, 250: the sum, word 12 */
+		uint64_t b[13] = { [0] = 1, [11] = 2, [12] = 347 };
 
-		slot(&d, p, 0, 0, NULL, b, 12);
+		slot(&d, p, 0, 0, NULL, b, 13);
 	}
 	h->nimages = w.n;
 	h->seq = seq;
@@ -691,9 +694,13 @@ static void check_merge(struct agentctl *ac)
 	e->nbuckets = OUT_HIST_BUCKETS;
 	e->buckets = calloc(OUT_HIST_BUCKETS, 8);
 	e->buckets[3] = 10;
+	e->total = 50;
 	CHECK(!agentctl_merge(ac, M_H, &om) && om.n == 1 &&
 	      om.entries[0].buckets[3] == 13 && om.entries[0].buckets[5] == 7 &&
 	      om.entries[0].buckets[4] == 0, "merge/hist buckets");
+	CHECK(om.entries[0].total == 50 + 10 + 145 &&
+	      om.entries[0].nbuckets == OUT_HIST_BUCKETS,
+	      "merge/hist sum: host's and both shards' sum words");
 	maps_out_free(&om);
 
 	host_map(&om, M_S, OA_SMLOAD);
@@ -738,9 +745,11 @@ static void check_merge(struct agentctl *ac)
 	e->nbuckets = 12;
 	e->buckets = calloc(12, 8);
 	e->buckets[11] = 1;
+	e->total = 120;
 	CHECK(!agentctl_merge(ac, M_L, &om) && om.n == 1 &&
 	      om.entries[0].nbuckets == 12 && om.entries[0].buckets[0] == 1 &&
-	      om.entries[0].buckets[11] == 3, "merge/lhist");
+	      om.entries[0].buckets[11] == 3 && om.entries[0].total == 467,
+	      "merge/lhist (buckets and sum)");
 	maps_out_free(&om);
 
 	host_map(&om, M_P, OA_NONE);

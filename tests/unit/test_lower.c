@@ -363,6 +363,16 @@ static void test_loops(const struct pl_func *f)
 	CHECK(strstr(f[LP_LOOPT].text, "match.any.sync.b32") &&
 	      strstr(f[LP_LOOPT].text, "call __gt_rt_agg8,"),
 	      "loop_thread_warp_helpers");
+	/* the inline hist adds the bucket group's values up (a rank scan
+	 * of shuffles) into the sum word after the 34 buckets */
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "red.global.add.u64 [%%t0+%u], %%r3;",
+			 DEVRT_LINE + 16 + 8 * DEVRT_HIST_BUCKETS);
+		CHECK(strstr(f[LP_LOOPT].text, "fns.b32 %u1, %u0, %u2, 17;") &&
+		      strstr(f[LP_LOOPT].text, want), "inline_hist_sum_word");
+	}
 	/* an entry probe defers its updates, except those in a loop */
 	lp_build(&prog, LP_LOOPW);
 	r = pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &g, err,
@@ -678,12 +688,13 @@ static void test_host_layout(void)
 	struct devrt_map_desc lh = { .kind = DEVRT_K_LHIST, .nshards = 1,
 				     .lmin = 0, .lmax = 100, .lstep = 10 };
 
-	CHECK(devrt_map_layout(&d) == 0 && d.nwords == 34 &&
-	      d.slot_bytes == 16 + 16 + 34 * 8 && d.shard_bytes % 128 == 0 &&
+	/* 34 buckets and the sum; lhist: 12 buckets and the sum */
+	CHECK(devrt_map_layout(&d) == 0 && d.nwords == 35 &&
+	      d.slot_bytes == 16 + 16 + 35 * 8 && d.shard_bytes % 128 == 0 &&
 	      d.shard_bytes >= 128 + 64 * d.slot_bytes &&
 	      devrt_map_bytes(&d) == 4 * d.shard_bytes, "layout_hist");
 	CHECK(devrt_map_layout(&bad) == -EINVAL, "layout_bad_capacity");
-	CHECK(devrt_map_layout(&lh) == 0 && lh.nwords == 12 &&
+	CHECK(devrt_map_layout(&lh) == 0 && lh.nwords == 13 &&
 	      lh.capacity == 1, "layout_lhist");
 	lh.lstep = 0;
 	CHECK(devrt_map_layout(&lh) == -EINVAL, "layout_lhist_step");

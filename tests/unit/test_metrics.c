@@ -2,7 +2,7 @@
 /*
  * --metrics' page (runtime/metrics_text.c) for what the CPU-only accept
  * tests cannot make: smload() maps (device only), nested tuple keys,
- * tuple values, an lhist() below zero, bytes that are not UTF-8; and the
+ * tuple values, an lhist() below zero (and its _sum), bytes that are not UTF-8; and the
  * address parser (runtime/metrics_http.c).  Expectations follow from the
  * exposition format and the bucket rules in docs/fleet.md.
  */
@@ -87,7 +87,8 @@ static void test_lhist_negative(void)
 {
 	/* lhist(v, -10, 10, 5): <-10 | [-10,-5) | [-5,0) | [0,5) | [5,10) | >=10 */
 	uint64_t b[6] = { 1, 0, 2, 0, 1, 3 };
-	struct out_entry e = { .buckets = b, .nbuckets = 6 };
+	/* say -20; -3, -1; 7; 10, 12, 30: the sum is the values' */
+	struct out_entry e = { .buckets = b, .nbuckets = 6, .total = 35 };
 	struct out_map m = { .name = "@l", .agg = OA_LHIST, .lmin = -10,
 			     .lmax = 10, .lstep = 5, .entries = &e, .n = 1 };
 	char *s = page(&m);
@@ -100,7 +101,17 @@ static void test_lhist_negative(void)
 		  "gputrace_l_bucket{le=\"4\"} 3\n"
 		  "gputrace_l_bucket{le=\"9\"} 4\n"
 		  "gputrace_l_bucket{le=\"+Inf\"} 7\n"
+		  "gputrace_l_sum 35\n"
 		  "gputrace_l_count 7\n", "lhist below zero");
+	free(s);
+	/* values below zero only: a negative sum, as the format allows */
+	e.total = -7;
+	memset(b, 0, sizeof(b));
+	b[0] = 1;
+	b[2] = 1;
+	s = page(&m);
+	CHECK(s && strstr(s, "\ngputrace_l_sum -7\ngputrace_l_count 2\n"),
+	      "lhist negative sum");
 	free(s);
 }
 
