@@ -45,15 +45,27 @@ want "$WANT"
 
 # -p: the workload waits until every probe is in, then ends with
 # cuda_stub_done(), where the trace stops
-W=cuModuleGetFunction,cuLibraryGetKernel,cuKernelGetFunction,cuLaunchKernel
-W=$W,cuLaunchKernel_ptsz,cuLaunchCooperativeKernel,cuLaunchKernelEx
-W=$W,cuMemAlloc_v2,cuda_stub_done
-LD_LIBRARY_PATH=$FAKE "$STUB" -n 2 -w "$W" -k 2>"$T/werr" &
-wpid=$!
-run "$FAKE" -p "$wpid" -e "$PROG
+# -p, both paths: the agent's (injected for these clauses: its inline
+# hooks on the launch and allocation entry points, which name kernels
+# themselves) and the kernel's (uprobes, the naming ones included)
+L=cuLaunchKernel,cuLaunchKernel_ptsz,cuLaunchCooperativeKernel
+L=$L,cuLaunchKernelEx,cuMemAlloc_v2,cuda_stub_done
+for path in agent kernel; do
+	W=$L
+	[ $path = kernel ] &&
+		W=cuModuleGetFunction,cuLibraryGetKernel,cuKernelGetFunction,$L
+	LD_LIBRARY_PATH=$FAKE "$STUB" -n 2 -w "$W" -k 2>"$T/werr" &
+	wpid=$!
+	if [ $path = kernel ]; then
+		GPUTRACE_CUDA_UPROBES=1 run "$FAKE" -p "$wpid" -e "$PROG
 uprobe:$STUB:cuda_stub_done { exit(); }"
-rc=$?
-kill "$wpid" 2>/dev/null
-wait "$wpid" 2>/dev/null
-[ "$rc" -eq 0 ] || { echo "gputrace -p failed:"; cat "$T/err" "$T/werr"; exit 1; }
-want "$WANT"
+	else
+		run "$FAKE" -p "$wpid" -e "$PROG
+uprobe:$STUB:cuda_stub_done { exit(); }"
+	fi
+	rc=$?
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	[ "$rc" -eq 0 ] || { echo "gputrace -p ($path) failed:"; cat "$T/err" "$T/werr"; exit 1; }
+	want "$WANT"
+done

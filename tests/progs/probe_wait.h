@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Test workloads wait for the tracer: a uprobe is an int3 (0xcc) written
- * at the probed address, so polling our own code tells when the tracer
- * has attached.  Header-only, shared by the test programs.
+ * at the probed address, and the agent's inline hook a jmp rel32 (0xe9,
+ * runtime/agent/agent_inline.c), so polling our own code tells when the
+ * tracer has attached.  Header-only, shared by the test programs.
  */
 #ifndef GT_PROBE_WAIT_H
 #define GT_PROBE_WAIT_H
@@ -21,12 +22,19 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Is there an int3 at SYM[+OFF]? -1 if SYM does not exist. */
+/*
+ * Is there an int3 at SYM[+OFF], or a jmp where the first look found
+ * another byte?  -1 if SYM does not exist.
+ */
 static int probed(const char *spec)
 {
+	static char seen[16][256];
+	static unsigned char first[16];
+	static int nseen;
 	char name[256], *plus;
 	unsigned long off = 0;
-	unsigned char *p;
+	unsigned char *p, b;
+	int i;
 
 	snprintf(name, sizeof(name), "%s", spec);
 	plus = strchr(name, '+');
@@ -37,7 +45,14 @@ static int probed(const char *spec)
 	p = (unsigned char *)dlsym(RTLD_DEFAULT, name);
 	if (!p)
 		return -1;
-	return *(volatile unsigned char *)(p + off) == 0xcc;
+	b = *(volatile unsigned char *)(p + off);
+	for (i = 0; i < nseen && strcmp(seen[i], spec); i++)
+		;
+	if (i == nseen && nseen < 16) {
+		snprintf(seen[nseen], sizeof(seen[nseen]), "%s", spec);
+		first[nseen++] = b;
+	}
+	return b == 0xcc || (i < nseen && b == 0xe9 && first[i] != 0xe9);
 }
 
 /*
