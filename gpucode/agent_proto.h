@@ -202,7 +202,7 @@ enum agent_msg_type {
 #define AGENT_SYM_ATTACH	"gputrace_attach"	/* int (const char *sock) */
 #define AGENT_SYM_WHY		"gputrace_attach_why"	/* const char *(void) */
 #define AGENT_SYM_ARM		"gputrace_arm"	/* struct agent_patches *(void) */
-#define AGENT_MAX_PATCHES	64
+#define AGENT_MAX_PATCHES	128
 
 struct agent_patch {
 	uint64_t addr;		/* the driver function's entry */
