@@ -1,0 +1,161 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# gputrace -p on a kernel loaded before the attach from a cubin the
+# program keeps in memory (as Triton does), without a GPU (docs/attach.md:
+# cubins in memory): the agent finds the cubin in the process's anonymous
+# memory and instruments the kernel from its .nv_debug_ptx_txt.  The
+# program (agent_attachprog.c) loads tests/cubin/memk.cu's cubin (ptxas
+# -lineinfo) from a malloc'ed buffer and launches it in a loop (8 warps a
+# launch; the fake libcuda runs the probe).  Checks: exact @w with the
+# buffer kept (and a second copy of it: one PTX); two cubins of the same
+# name with different code, told apart by the loaded function's
+# registers (the fake reports a cubin's, FAKECUDA_REGS) both ways round,
+# refused when the driver does not say; the buffer freed: SASS only, as
+# before; the only cubin left in memory not the loaded one: refused.
+# The program runs on, without a failed launch, in every case.
+# Needs root (ptrace).  Exit 0 pass, 1 fail, 77 skip.
+
+. tests/progs/agent_lib.sh
+
+[ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
+[ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
+PTXAS=${NVCC%/nvcc}/ptxas
+
+# entry points 16-byte aligned, as a real driver's (agent_attach.sh)
+$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
+	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
+	fail "building the fake libcuda"
+$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
+	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
+	fail "building agent_attachprog"
+for v in 1 2; do
+	"$NVCC" -cubin -arch=sm_90 -lineinfo -DVARIANT=$v -Xptxas -v \
+		tests/cubin/memk.cu -o "$T/v$v.cubin" 2>"$T/ptxas$v" ||
+		fail "building memk variant $v"
+done
+# the disambiguation needs the variants' registers to differ (ptxas -v)
+r1=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$T/ptxas1")
+r2=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$T/ptxas2")
+[ -n "$r1" ] && [ -n "$r2" ] && [ "$r1" != "$r2" ] ||
+	fail "memk variants: registers $r1 and $r2 (must differ)"
+ONE=0f3F800000		# variant 1's 1.0f
+THREE=0f40400000	# variant 2's 3.0f
+
+PROBES='gpu:warp:memk { @w = count(); }'
+P=
+cleanup() {
+	[ -n "$P" ] && kill -TERM "$P" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+wait_for() {	# wait_for FILE PATTERN: up to 10 s
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 1
+		sleep 0.05
+	done
+}
+
+start() {	# start [VAR=VALUE...] -- CUBIN [KEEP...]
+	rm -f "$T/ready" "$T/spliced.ptx"
+	env LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 FAKECUDA_PTX_OUT=$T/spliced.ptx \
+		"$@" "$T/aprog" memk "$T/ready" $ARGS >"$T/prog.out" 2>&1 &
+	P=$!
+	wait_ready "$T/ready"
+}
+
+pause() {
+	np=$(grep -c '^paused at' "$T/prog.out")
+	kill -USR1 $P
+	i=0
+	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && fail "the program does not pause"
+		sleep 0.05
+	done
+	awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out"
+}
+
+session() {	# session NAME: attach, 1 s of launches, detach; sets W, RUNS
+	before=$(pause)
+	TMPDIR=$T "$GT" -v -p $P -e "$PROBES" >"$T/gt.$1" 2>"$T/gte.$1" &
+	G=$!
+	wait_for "$T/gte.$1" 'agent attached to pid' ||
+		{ cat "$T/gt.$1" "$T/gte.$1"; fail "$1: no probes live"; }
+	kill -USR2 $P
+	sleep 1
+	after=$(pause)
+	kill -INT $G
+	wait $G || { cat "$T/gte.$1"; fail "$1: gputrace failed"; }
+	kill -USR2 $P
+	RUNS=$((after - before))
+	W=$(awk '$1 == "@w:" { print $2 }' "$T/gt.$1")
+	[ "$RUNS" -gt 100 ] || fail "$1: too few launches: $RUNS"
+}
+
+stop() {	# the program ends well: every launch succeeded
+	kill -TERM $P
+	wait $P || { cat "$T/prog.out"; fail "$1: the program failed"; }
+	P=
+	grep -q '^launches [0-9]* failures 0$' "$T/prog.out" ||
+		{ cat "$T/prog.out"; fail "$1: program result"; }
+}
+
+counted() {	# counted NAME MARK NOT: exact, from the cubin with MARK
+	[ "$W" = $((8 * RUNS)) ] ||
+		{ cat "$T/gt.$1" "$T/gte.$1"; fail "$1: @w $W != 8 x $RUNS launches"; }
+	grep -q 'memk: PTX from a cubin in memory' "$T/gte.$1" ||
+		{ cat "$T/gte.$1"; fail "$1: -v does not say where the PTX came from"; }
+	grep -q "$2" "$T/spliced.ptx" && ! grep -q "$3" "$T/spliced.ptx" ||
+		{ cat "$T/spliced.ptx"; fail "$1: instrumented from the wrong cubin"; }
+	"$PTXAS" -arch=sm_90 "$T/spliced.ptx" -o /dev/null ||
+		fail "$1: ptxas rejects the spliced PTX"
+}
+
+skipped() {	# skipped NAME WHY: the original ran, the skip said why
+	[ -z "$W" ] || [ "$W" = 0 ] ||
+		{ cat "$T/gt.$1"; fail "$1: @w $W from a kernel that was to be skipped"; }
+	grep -qF "skipped memk: $2" "$T/gte.$1" ||
+		{ cat "$T/gte.$1"; fail "$1: no skip saying: $2"; }
+	[ ! -f "$T/spliced.ptx" ] || fail "$1: a module was instrumented"
+}
+
+# the cubin kept, and a second copy of it: one PTX (behind 64 MiB of
+# random bytes: 64 chunks scanned)
+ARGS="$T/v1.cubin $T/v1.cubin" start FAKECUDA_REGS=1 ATTACHPROG_BALLAST_MB=64
+session kept
+counted kept $ONE $THREE
+# a second attach on the same process scans afresh, as exact
+rm -f "$T/spliced.ptx"
+session again
+counted again $ONE $THREE
+stop kept
+
+# variant 2 loaded, variant 1 kept too: told apart by the registers
+ARGS="$T/v2.cubin $T/v1.cubin" start FAKECUDA_REGS=1
+session variants
+counted variants $THREE $ONE
+stop variants
+
+grep -q 'memory scan: 1 cubin with PTX in [0-9]* MiB' "$T/gte.kept" ||
+	{ cat "$T/gte.kept"; fail "kept: the scan's -v line"; }
+# the same without the driver's registers: ambiguous, refused
+ARGS="$T/v1.cubin $T/v2.cubin" start
+session ambiguous
+skipped ambiguous '2 cubins in memory define it with different code'
+stop ambiguous
+
+# the buffer freed after the load: nothing in memory
+ARGS="$T/v1.cubin" start ATTACHPROG_FREE=1
+session freed
+skipped freed "SASS only (no PTX for it in the program's fatbins or in a cubin in memory)"
+stop freed
+
+# the loaded cubin freed, another memk kept: not the loaded code, refused
+ARGS="$T/v1.cubin $T/v2.cubin" start ATTACHPROG_FREE=1 FAKECUDA_REGS=1
+session other
+skipped other "the cubin in memory that defines it does not match the loaded function ($r1 registers"
+stop other
+exit 0
