@@ -12,6 +12,7 @@
 # registers (the fake reports a cubin's, FAKECUDA_REGS) both ways round,
 # refused when the driver does not say; the buffer freed: SASS only, as
 # before; the only cubin left in memory not the loaded one: refused.
+# -l -p lists a kernel of a cubin in memory, and not once it is freed.
 # The program runs on, without a failed launch, in every case.
 # Needs root (ptrace).  Exit 0 pass, 1 fail, 77 skip.
 
@@ -125,6 +126,11 @@ skipped() {	# skipped NAME WHY: the original ran, the skip said why
 # the cubin kept, and a second copy of it: one PTX (behind 64 MiB of
 # random bytes: 64 chunks scanned)
 ARGS="$T/v1.cubin $T/v1.cubin" start FAKECUDA_REGS=1 ATTACHPROG_BALLAST_MB=64
+# -l -p lists the kernels of cubins in the process's memory (the
+# program's own .nv_fatbin has vadd only)
+"$GT" -l 'gpu:*' -p $P >"$T/l.kept" 2>&1 || fail "-l -p"
+grep -qx 'gpu:warp:memk' "$T/l.kept" && grep -qx 'gpu:warp:vadd' "$T/l.kept" ||
+	{ cat "$T/l.kept"; fail "-l -p: memk (from memory) or vadd not listed"; }
 session kept
 counted kept $ONE $THREE
 # a second attach on the same process scans afresh, as exact
@@ -149,6 +155,9 @@ stop ambiguous
 
 # the buffer freed after the load: nothing in memory
 ARGS="$T/v1.cubin" start ATTACHPROG_FREE=1
+"$GT" -l 'gpu:*' -p $P >"$T/l.freed" 2>&1 || fail "-l -p (freed)"
+grep -q 'memk' "$T/l.freed" && { cat "$T/l.freed"; fail "-l -p: memk listed, its cubin freed"; }
+grep -qx 'gpu:warp:vadd' "$T/l.freed" || { cat "$T/l.freed"; fail "-l -p (freed): vadd not listed"; }
 session freed
 skipped freed "SASS only (no PTX for it in the program's fatbins or in a cubin in memory)"
 stop freed

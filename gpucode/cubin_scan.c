@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cubins in a process's anonymous memory (cubin_scan.h).  Other threads
+ * of the process free and unmap memory while we look, so it is never
+ * dereferenced: it is copied, a chunk at a time, with process_vm_readv
+ * (or pread of /proc/PID/mem where a seccomp filter refuses that), which
+ * return a short count or an error instead of faulting, and only our
+ * copies are parsed.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpucode/cubin_scan.h"
+
+#define CHUNK		(1u << 20)	/* copied at a time */
+#define HDR		sizeof(Elf64_Ehdr)
+#define MAX_CUBIN	(256u << 20)
+#define EM_CUDA_	190
+
+struct scan {
+	struct cubin_scan *sc;
+	pid_t pid;
+	int memfd;		/* /proc/PID/mem, once process_vm_readv fails */
+	uint8_t *buf;		/* CHUNK + HDR, a mapping of our own */
+	cubin_scan_fn fn;
+	void *arg;
+};
+
+/* Copy LEN bytes at ADDR: the number copied (short where a page is not
+ * mapped any more), -1 when none. */
+static ssize_t mem_read(struct scan *s, uintptr_t addr, void *buf,
+			size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+	char path[64];
+	ssize_t n;
+
+	if (s->memfd < 0) {
+		n = process_vm_readv(s->pid, &l, 1, &r, 1, 0);
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return n;
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
+		s->memfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->memfd < 0)
+			return -1;
+	}
+	return pread(s->memfd, buf, len, (off_t)addr);
+}
+
+static bool read_all(struct scan *s, uintptr_t addr, void *buf, size_t len)
+{
+	return mem_read(s, addr, buf, len) == (ssize_t)len;
+}
+
+/* Does the section name table SS of the cubin at ADDR name a
+ * .nv_debug_ptx_txt* section among SH (N)? */
+static bool names_ptx(struct scan *s, uintptr_t addr, const Elf64_Shdr *sh,
+		      unsigned n, const Elf64_Shdr *ss)
+{
+	char *names;
+	bool yes = false;
+
+	if (!ss->sh_size || ss->sh_size > 1u << 20 ||
+	    !(names = malloc(ss->sh_size + 1)))
+		return false;
+	if (read_all(s, addr + ss->sh_offset, names, ss->sh_size)) {
+		names[ss->sh_size] = 0;
+		for (unsigned i = 0; i < n && !yes; i++)
+			yes = sh[i].sh_name < ss->sh_size &&
+			      !strncmp(names + sh[i].sh_name,
+				       ".nv_debug_ptx_txt", 17);
+	}
+	free(names);
+	return yes;
+}
+
+/*
+ * An ELF header (a copy, H) at ADDR, ROOM bytes of its mapping from
+ * there: if it heads a cubin, its length (0: not one), and the cubin
+ * copied and given to FN.
+ */
+static size_t try_cubin(struct scan *s, uintptr_t addr, size_t room,
+			const uint8_t *h)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;
+	size_t len, shlen;
+	uint8_t *d;
+
+	memcpy(&eh, h, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_CUDA_ ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
+	    eh.e_shstrndx >= eh.e_shnum || eh.e_shoff < HDR ||
+	    eh.e_shoff > MAX_CUBIN)
+		return 0;
+	shlen = (size_t)eh.e_shnum * sizeof(*sh);
+	len = eh.e_shoff + shlen;
+	if (len > room || !(sh = malloc(shlen)))
+		return 0;
+	if (!read_all(s, addr + eh.e_shoff, sh, shlen))
+		goto no;
+	if (eh.e_phnum) {
+		size_t pe = eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize;
+
+		if (eh.e_phoff > MAX_CUBIN || pe > room)
+			goto no;
+		if (pe > len)
+			len = pe;
+	}
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_type == SHT_NOBITS)
+			continue;
+		if (sh[i].sh_offset > MAX_CUBIN || sh[i].sh_size > MAX_CUBIN ||
+		    sh[i].sh_offset + sh[i].sh_size > room)
+			goto no;
+		if (sh[i].sh_offset + sh[i].sh_size > len)
+			len = sh[i].sh_offset + sh[i].sh_size;
+	}
+	if (len > MAX_CUBIN)
+		goto no;
+	/* one without the section, when not wanted: skipped, not copied */
+	if (s->sc->ptx_only &&
+	    !names_ptx(s, addr, sh, eh.e_shnum, &sh[eh.e_shstrndx]))
+		goto out;
+	d = malloc(len);
+	if (d && read_all(s, addr, d, len))
+		s->fn(d, len, s->arg);
+	else
+		free(d);
+out:
+	free(sh);
+	return len;
+no:
+	free(sh);
+	return 0;
+}
+
+/* Look for cubins in [START, END), 8-byte aligned. */
+static void scan_range(struct scan *s, uintptr_t start, uintptr_t end)
+{
+	uintptr_t skip_to = start;
+
+	for (uintptr_t a = start; a < end; a += CHUNK) {
+		size_t want = end - a < CHUNK + HDR ? end - a : CHUNK + HDR;
+		size_t lim;
+		ssize_t got;
+
+		if (s->sc->scanned >= CUBIN_SCAN_BUDGET) {
+			s->sc->cut = true;
+			return;
+		}
+		got = mem_read(s, a, s->buf, want);
+		if (got < (ssize_t)HDR)
+			return;		/* unmapped meanwhile */
+		s->sc->scanned += (uint64_t)got;
+		lim = (size_t)got - HDR + 1;
+		if (lim > CHUNK)
+			lim = CHUNK;
+		for (size_t o = 0; o < lim; o += 8) {
+			uint32_t m;
+			size_t n;
+
+			memcpy(&m, s->buf + o, 4);
+			if (m != 0x464c457fu || a + o < skip_to)
+				continue;
+			n = try_cubin(s, a + o, end - (a + o), s->buf + o);
+			if (n)
+				skip_to = a + o + n;
+		}
+		if ((size_t)got < want)
+			return;
+	}
+}
+
+/* Which mappings: private, readable, no file (nor a device's). */
+static bool anonymous(const char *perms, unsigned long inode,
+		      const char *path)
+{
+	if (perms[0] != 'r' || perms[3] != 'p' || inode)
+		return false;
+	return !*path || !strcmp(path, "[heap]") ||
+	       !strncmp(path, "[anon:", 6);
+}
+
+int cubin_scan(struct cubin_scan *sc, cubin_scan_fn fn, void *arg)
+{
+	struct scan s = { .sc = sc, .pid = sc->pid ? sc->pid : getpid(),
+			  .memfd = -1, .fn = fn, .arg = arg };
+	struct timespec t0, t1;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int e;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sc->scanned = sc->total = 0;
+	sc->mappings = 0;
+	sc->cut = false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	s.buf = mmap(NULL, CHUNK + HDR, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s.buf == MAP_FAILED) {
+		e = -errno;
+		fclose(f);
+		return e;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long lo, hi, inode;
+		char perms[8], name[512] = "";
+		uintptr_t b = (uintptr_t)s.buf, be = b + CHUNK + HDR;
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %511[^\n]", &lo, &hi,
+			   perms, &inode, name) < 4 || strlen(perms) < 4 ||
+		    !anonymous(perms, inode, name))
+			continue;
+		sc->mappings++;
+		sc->total += hi - lo;
+		/* our own buffer, in our own process: not scanned */
+		if (s.pid == getpid() && b < hi && be > lo) {
+			if (lo < b)
+				scan_range(&s, lo, b);
+			if (be < hi)
+				scan_range(&s, be, hi);
+		} else {
+			scan_range(&s, lo, hi);
+		}
+	}
+	free(line);
+	fclose(f);
+	munmap(s.buf, CHUNK + HDR);
+	if (s.memfd >= 0)
+		close(s.memfd);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sc->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	return 0;
+}
