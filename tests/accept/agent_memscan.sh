@@ -22,13 +22,7 @@
 [ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
 PTXAS=${NVCC%/nvcc}/ptxas
 
-# entry points 16-byte aligned, as a real driver's (agent_attach.sh)
-$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
-	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
-	fail "building the fake libcuda"
-$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
-	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
-	fail "building agent_attachprog"
+. tests/progs/attach_build.sh
 for v in 1 2; do
 	"$NVCC" -cubin -arch=sm_90 -lineinfo -DVARIANT=$v -Xptxas -v \
 		tests/cubin/memk.cu -o "$T/v$v.cubin" 2>"$T/ptxas$v" ||
@@ -50,15 +44,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() {	# wait_for FILE PATTERN: up to 10 s
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
-
 start() {	# start [VAR=VALUE...] -- CUBIN [KEEP...]
 	rm -f "$T/ready" "$T/spliced.ptx"
 	env LD_LIBRARY_PATH=$T FAKECUDA_QUIET=1 FAKECUDA_PTX_OUT=$T/spliced.ptx \
@@ -67,27 +52,17 @@ start() {	# start [VAR=VALUE...] -- CUBIN [KEEP...]
 	wait_ready "$T/ready"
 }
 
-pause() {
-	np=$(grep -c '^paused at' "$T/prog.out")
-	kill -USR1 $P
-	i=0
-	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && fail "the program does not pause"
-		sleep 0.05
-	done
-	awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out"
-}
-
 session() {	# session NAME: attach, 1 s of launches, detach; sets W, RUNS
-	before=$(pause)
+	pause_prog
+	before=$PAUSED_AT
 	TMPDIR=$T "$GT" -v -p $P -e "$PROBES" >"$T/gt.$1" 2>"$T/gte.$1" &
 	G=$!
 	wait_for "$T/gte.$1" 'agent attached to pid' ||
 		{ cat "$T/gt.$1" "$T/gte.$1"; fail "$1: no probes live"; }
 	kill -USR2 $P
 	sleep 1
-	after=$(pause)
+	pause_prog
+	after=$PAUSED_AT
 	kill -INT $G
 	wait $G || { cat "$T/gte.$1"; fail "$1: gputrace failed"; }
 	kill -USR2 $P
