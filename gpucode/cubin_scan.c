@@ -192,41 +192,90 @@ static bool anonymous(const char *perms, unsigned long inode,
 	       !strncmp(path, "[anon:", 6);
 }
 
-int cubin_scan(struct cubin_scan *sc, cubin_scan_fn fn, void *arg)
+struct range {
+	uintptr_t lo, hi;
+};
+
+/* Smaller mappings first: cubins sit in malloc'ed buffers, and the
+ * budget is best spent before the gigabytes of a program's data. */
+static int by_size(const void *a, const void *b)
 {
-	struct scan s = { .sc = sc, .pid = sc->pid ? sc->pid : getpid(),
-			  .memfd = -1, .fn = fn, .arg = arg };
-	struct timespec t0, t1;
+	const struct range *x = a, *y = b;
+	uintptr_t nx = x->hi - x->lo, ny = y->hi - y->lo;
+
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The anonymous mappings of /proc/PID/maps into *V (malloc'd): their
+ * number, or -errno. */
+static int read_maps(pid_t pid, struct range **v)
+{
 	char path[64], *line = NULL;
 	size_t cap = 0;
+	int n = 0, e = 0;
 	FILE *f;
-	int e;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	sc->scanned = sc->total = 0;
-	sc->mappings = 0;
-	sc->cut = false;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s.pid);
+	*v = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	s.buf = mmap(NULL, CHUNK + HDR, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s.buf == MAP_FAILED) {
-		e = -errno;
-		fclose(f);
-		return e;
-	}
 	while (getline(&line, &cap, f) > 0) {
 		unsigned long lo, hi, inode;
 		char perms[8], name[512] = "";
-		uintptr_t b = (uintptr_t)s.buf, be = b + CHUNK + HDR;
+		struct range *r;
 
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %511[^\n]", &lo, &hi,
 			   perms, &inode, name) < 4 || strlen(perms) < 4 ||
 		    !anonymous(perms, inode, name))
 			continue;
-		sc->mappings++;
+		if (!(r = realloc(*v, (size_t)(n + 1) * sizeof(*r)))) {
+			e = -ENOMEM;
+			break;
+		}
+		*v = r;
+		r[n++] = (struct range){ lo, hi };
+	}
+	free(line);
+	fclose(f);
+	if (e < 0) {
+		free(*v);
+		*v = NULL;
+		return e;
+	}
+	return n;
+}
+
+int cubin_scan(struct cubin_scan *sc, cubin_scan_fn fn, void *arg)
+{
+	struct scan s = { .sc = sc, .pid = sc->pid ? sc->pid : getpid(),
+			  .memfd = -1, .fn = fn, .arg = arg };
+	struct timespec t0, t1;
+	struct range *v;
+	int n, e;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sc->scanned = sc->total = 0;
+	sc->mappings = 0;
+	sc->cut = false;
+	n = read_maps(s.pid, &v);
+	if (n < 0)
+		return n;
+	s.buf = mmap(NULL, CHUNK + HDR, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s.buf == MAP_FAILED) {
+		e = -errno;
+		free(v);
+		return e;
+	}
+	qsort(v, (size_t)n, sizeof(*v), by_size);
+	sc->mappings = n;
+	for (int i = 0; i < n; i++) {
+		uintptr_t lo = v[i].lo, hi = v[i].hi, b = (uintptr_t)s.buf;
+		uintptr_t be = b + CHUNK + HDR;
+
 		sc->total += hi - lo;
 		/* our own buffer, in our own process: not scanned */
 		if (s.pid == getpid() && b < hi && be > lo) {
@@ -238,8 +287,7 @@ int cubin_scan(struct cubin_scan *sc, cubin_scan_fn fn, void *arg)
 			scan_range(&s, lo, hi);
 		}
 	}
-	free(line);
-	fclose(f);
+	free(v);
 	munmap(s.buf, CHUNK + HDR);
 	if (s.memfd >= 0)
 		close(s.memfd);

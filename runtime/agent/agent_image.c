@@ -536,16 +536,17 @@ static bool cand_fits(const struct cand *c, agent_attr_fn attr, void *arg,
 	int regs = attr ? attr(arg, CU_FUNC_ATTRIBUTE_NUM_REGS) : -1;
 	int thr = attr ? attr(arg, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) :
 		  -1;
-	int shm = attr ? attr(arg, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) : -1;
 	int loc = attr ? attr(arg, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) : -1;
 
 	snprintf(how, howlen, "%d registers, %d threads a block; the "
 		 "cubin's %u, %u", regs, thr, c->f.regs, c->threads);
-	/* registers and .maxntid/.reqntid exactly; the driver may reserve
-	 * shared and local memory beyond the cubin's */
+	/* registers and .maxntid/.reqntid exactly, local memory at least
+	 * the stack frame; static shared memory is not compared (ptxas
+	 * gives an sm_90a kernel with an extern shared array a 1 KiB
+	 * .nv.shared.NAME, and Triton's variants differ in dynamic shared
+	 * memory only): docs/attach.md */
 	return (regs <= 0 || (unsigned)regs == c->f.regs) &&
 	       (thr <= 0 || !c->threads || (unsigned)thr == c->threads) &&
-	       (shm < 0 || (size_t)shm >= c->f.shared) &&
 	       (loc < 0 || (unsigned)loc >= c->f.frame);
 }
 

@@ -140,6 +140,7 @@ stop freed
 # the loaded cubin freed, another memk kept: not the loaded code, refused
 ARGS="$T/v1.cubin $T/v2.cubin" start ATTACHPROG_FREE=1 FAKECUDA_REGS=1
 session other
-skipped other "the cubin in memory that defines it does not match the loaded function ($r1 registers"
+# (the registers read from each side as ptxas -v gave them)
+skipped other "the cubin in memory that defines it does not match the loaded function ($r1 registers, 0 threads a block; the cubin's $r2, 0)"
 stop other
 exit 0
