@@ -10,7 +10,8 @@
 # buffer kept (and a second copy of it: one PTX); two cubins of the same
 # name with different code, told apart by the loaded function's
 # registers (the fake reports a cubin's, FAKECUDA_REGS) both ways round,
-# refused when the driver does not say; the buffer freed: SASS only, as
+# or by its block size (.maxntid: Triton's num_warps variants), refused
+# when the driver does not say; the buffer freed: SASS only, as
 # before; the only cubin left in memory not the loaded one: refused.
 # -l -p lists a kernel of a cubin in memory, and not once it is freed.
 # The program runs on, without a failed launch, in every case.
@@ -23,7 +24,7 @@
 PTXAS=${NVCC%/nvcc}/ptxas
 
 . tests/progs/attach_build.sh
-for v in 1 2; do
+for v in 1 2 3 4; do
 	"$NVCC" -cubin -arch=sm_90 -lineinfo -DVARIANT=$v -Xptxas -v \
 		tests/cubin/memk.cu -o "$T/v$v.cubin" 2>"$T/ptxas$v" ||
 		fail "building memk variant $v"
@@ -33,6 +34,11 @@ r1=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$T/ptxas1")
 r2=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$T/ptxas2")
 [ -n "$r1" ] && [ -n "$r2" ] && [ "$r1" != "$r2" ] ||
 	fail "memk variants: registers $r1 and $r2 (must differ)"
+# 3 and 4 (.maxntid 128, 256: num_warps 4 and 8) only by their block size
+r3=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$T/ptxas3")
+r4=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' "$T/ptxas4")
+[ -n "$r3" ] && [ "$r3" = "$r4" ] ||
+	fail "memk variants 3, 4: registers $r3 and $r4 (must be equal)"
 ONE=0f3F800000		# variant 1's 1.0f
 THREE=0f40400000	# variant 2's 3.0f
 
@@ -122,6 +128,12 @@ stop variants
 
 grep -q 'memory scan: 1 cubin with PTX in [0-9]* MiB' "$T/gte.kept" ||
 	{ cat "$T/gte.kept"; fail "kept: the scan's -v line"; }
+# num_warps 4 loaded, num_warps 8 kept: told apart by the block size
+ARGS="$T/v3.cubin $T/v4.cubin" start FAKECUDA_REGS=1
+session warps
+counted warps '^\.maxntid 128, 1, 1' '^\.maxntid 256'
+stop warps
+
 # the same without the driver's registers: ambiguous, refused
 ARGS="$T/v1.cubin $T/v2.cubin" start
 session ambiguous
@@ -141,6 +153,6 @@ stop freed
 ARGS="$T/v1.cubin $T/v2.cubin" start ATTACHPROG_FREE=1 FAKECUDA_REGS=1
 session other
 # (the registers read from each side as ptxas -v gave them)
-skipped other "the cubin in memory that defines it does not match the loaded function ($r1 registers, 0 threads a block; the cubin's $r2, 0)"
+skipped other "the cubin in memory that defines it does not match the loaded function ($r1 registers, 1024 threads a block; the cubin's $r2, 0)"
 stop other
 exit 0
