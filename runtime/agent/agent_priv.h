@@ -371,8 +371,8 @@ typedef int (*agent_attr_fn)(void *arg, int attr);
  * The best PTX for kernel NAME on a device of compute capability SM
  * (highest PTX arch <= SM): from IMG, or with IMG NULL from the fatbins
  * of the process's ELF objects, then from a cubin in anonymous memory
- * (agent_memscan.c) whose resources are ATTR's (may be NULL).  0 and *TEXT (malloc'd), *ARCH; else
- * -ENOENT with the reason in WHY.
+ * (agent_memscan.c) whose resources are ATTR's (may be NULL).  0 and
+ * *TEXT (malloc'd), *ARCH; else -ENOENT with the reason in WHY.
  */
 int agent_image_ptx(const struct agent_image *img, const char *name,
 		    unsigned sm, agent_attr_fn attr, void *attr_arg,
