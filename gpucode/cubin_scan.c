@@ -155,7 +155,7 @@ static void scan_range(struct scan *s, uintptr_t start, uintptr_t end)
 		size_t lim;
 		ssize_t got;
 
-		if (s->sc->scanned >= CUBIN_SCAN_BUDGET) {
+		if (s->sc->scanned >= s->sc->budget) {
 			s->sc->cut = true;
 			return;
 		}
@@ -257,6 +257,8 @@ int cubin_scan(struct cubin_scan *sc, cubin_scan_fn fn, void *arg)
 	int n, e;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!sc->budget)
+		sc->budget = CUBIN_SCAN_BUDGET;
 	sc->scanned = sc->total = 0;
 	sc->mappings = 0;
 	sc->cut = false;

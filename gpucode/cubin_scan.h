@@ -17,6 +17,7 @@
 struct cubin_scan {
 	int pid;		/* 0: this process */
 	bool ptx_only;		/* only cubins with a .nv_debug_ptx_txt* */
+	uint64_t budget;	/* bytes; 0: CUBIN_SCAN_BUDGET */
 	/* out */
 	uint64_t scanned;	/* bytes read */
 	uint64_t total;		/* bytes of the mappings looked at */
@@ -32,7 +33,7 @@ typedef void (*cubin_scan_fn)(uint8_t *copy, size_t len, void *arg);
 /*
  * Call FN for each cubin (the ELF magic at an 8-byte boundary, EM_CUDA,
  * its sections inside its mapping) in the private, readable, anonymous
- * mappings of SC->pid.  The memory is only ever copied (process_vm_readv,
+ * mappings of SC->pid, smallest first, until the budget is read.  The memory is only ever copied (process_vm_readv,
  * else pread of /proc/PID/mem): a mapping freed meanwhile ends its scan,
  * never a fault.  0, or -errno when the mappings cannot be read.
  */

@@ -77,7 +77,12 @@ drop:
 
 static void scan(void)
 {
-	struct cubin_scan sc = { .ptx_only = true };
+	/* GPUTRACE_MEMSCAN_MB: another budget (tests) */
+	const char *mb = getenv("GPUTRACE_MEMSCAN_MB");
+	struct cubin_scan sc = {
+		.ptx_only = true,
+		.budget = mb ? strtoull(mb, NULL, 10) << 20 : 0,
+	};
 	int e;
 
 	/* our old copies go first: freed, they are not found again */
@@ -95,9 +100,9 @@ static void scan(void)
 		    nfound == 1 ? "" : "s",
 		    (unsigned long long)(sc.scanned >> 20), sc.mappings, sc.ms);
 	if (sc.cut)
-		agent_debug("memory scan: stopped at %llu GiB; %llu MiB of "
-			    "anonymous memory not scanned",
-			    (unsigned long long)(CUBIN_SCAN_BUDGET >> 30),
+		agent_debug("memory scan: stopped at its budget of %llu MiB; "
+			    "%llu MiB of anonymous memory not scanned",
+			    (unsigned long long)(sc.budget >> 20),
 			    (unsigned long long)
 			    ((sc.total - sc.scanned) >> 20));
 }

@@ -14,6 +14,8 @@
 # when the driver does not say; the buffer freed: SASS only, as
 # before; the only cubin left in memory not the loaded one: refused.
 # -l -p lists a kernel of a cubin in memory, and not once it is freed.
+# A scan budget smaller than the memory still finds the cubin in the heap
+# (small mappings first) and -v says what was left.
 # The program runs on, without a failed launch, in every case.
 # Needs root (ptrace).  Exit 0 pass, 1 fail, 77 skip.
 
@@ -128,6 +130,16 @@ stop variants
 
 grep -q 'memory scan: 1 cubin with PTX in [0-9]* MiB' "$T/gte.kept" ||
 	{ cat "$T/gte.kept"; fail "kept: the scan's -v line"; }
+# a budget smaller than the memory (GPUTRACE_MEMSCAN_MB): the small
+# mappings (the heap, where the cubin is) first, the 64 MiB of ballast
+# cut, and -v says so
+ARGS="$T/v1.cubin" start GPUTRACE_MEMSCAN_MB=16 ATTACHPROG_BALLAST_MB=64
+session budget
+counted budget $ONE $THREE
+grep -q 'memory scan: stopped at its budget of 16 MiB; [1-9][0-9]* MiB of anonymous memory not scanned' "$T/gte.budget" ||
+	{ cat "$T/gte.budget"; fail "budget: no -v line on the cut"; }
+stop budget
+
 # num_warps 4 loaded, num_warps 8 kept: told apart by the block size
 ARGS="$T/v3.cubin $T/v4.cubin" start FAKECUDA_REGS=1
 session warps
