@@ -45,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fatbin_cubin_ptx(data, size, 90, "k", &x, err, sizeof(err)) == 0)
 		free(x.text);
 	fatbin_cubin_arch(data, size, &a);
+	/* "memk": tests/cubin/memk.cu's kernel, for seeds made of it */
 	fatbin_cubin_func(data, size, "k", &f);
+	fatbin_cubin_func(data, size, "memk", &f);
 	return 0;
 }
