@@ -5,7 +5,8 @@
  * dereferenced: it is copied, a chunk at a time, with process_vm_readv
  * (or pread of /proc/PID/mem where a seccomp filter refuses that), which
  * return a short count or an error instead of faulting, and only our
- * copies are parsed.
+ * copies are parsed.  Chunks of which no page was ever touched (pagemap)
+ * are skipped: not read, nor counted against the budget.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -24,12 +25,18 @@
 #define CHUNK		(1u << 20)	/* copied at a time */
 #define HDR		sizeof(Elf64_Ehdr)
 #define MAX_CUBIN	(256u << 20)
+#define PM_BATCH	4096		/* pagemap entries read at a time */
+#define MAX_MAPPING	(64ull << 30)	/* bigger: a reservation, skipped */
 #define EM_CUDA_	190
 
 struct scan {
 	struct cubin_scan *sc;
 	pid_t pid;
 	int memfd;		/* /proc/PID/mem, once process_vm_readv fails */
+	int pagemap;		/* /proc/PID/pagemap, -1: none */
+	uint64_t pm[PM_BATCH];	/* its entries for [pm_lo, pm_hi) */
+	uintptr_t pm_lo, pm_hi;
+	uintptr_t end;		/* of the range being scanned */
 	uint8_t *buf;		/* CHUNK + HDR, a mapping of our own */
 	cubin_scan_fn fn;
 	void *arg;
@@ -145,10 +152,45 @@ no:
 	return 0;
 }
 
+/*
+ * Was a page of [A, A + LEN) ever touched: in memory or swapped out
+ * (pagemap bits 63, 62)?  Reading pages never touched would only map the
+ * zero page into the process, for nothing.  The entries are read ahead
+ * (S->pm covers S->pm_lo to S->pm_hi).  Unknown: yes.
+ */
+static bool touched(struct scan *s, uintptr_t a, size_t len)
+{
+	uintptr_t p = a & ~(uintptr_t)4095, e = a + len;
+
+	if (s->pagemap < 0)
+		return true;
+	for (; p < e; p += 4096) {
+		if (p < s->pm_lo || p >= s->pm_hi) {
+			size_t n = PM_BATCH;
+			ssize_t got;
+
+			if (n > (s->end - p + 4095) / 4096)
+				n = (s->end - p + 4095) / 4096;
+			got = pread(s->pagemap, s->pm, n * 8,
+				    (off_t)(p / 4096 * 8));
+			if (got < 8)
+				return true;
+			s->pm_lo = p;
+			s->pm_hi = p + (size_t)got / 8 * 4096;
+		}
+		if (s->pm[(p - s->pm_lo) / 4096] >> 62)
+			return true;
+	}
+	return false;
+}
+
 /* Look for cubins in [START, END), 8-byte aligned. */
 static void scan_range(struct scan *s, uintptr_t start, uintptr_t end)
 {
 	uintptr_t skip_to = start;
+
+	s->end = end;
+	s->pm_lo = s->pm_hi = 0;
 
 	for (uintptr_t a = start; a < end; a += CHUNK) {
 		size_t want = end - a < CHUNK + HDR ? end - a : CHUNK + HDR;
@@ -159,6 +201,8 @@ static void scan_range(struct scan *s, uintptr_t start, uintptr_t end)
 			s->sc->cut = true;
 			return;
 		}
+		if (!touched(s, a, want))
+			continue;
 		got = mem_read(s, a, s->buf, want);
 		if (got < (ssize_t)HDR)
 			return;		/* unmapped meanwhile */
@@ -250,51 +294,66 @@ static int read_maps(pid_t pid, struct range **v)
 
 int cubin_scan(struct cubin_scan *sc, cubin_scan_fn fn, void *arg)
 {
-	struct scan s = { .sc = sc, .pid = sc->pid ? sc->pid : getpid(),
-			  .memfd = -1, .fn = fn, .arg = arg };
+	struct scan *s = calloc(1, sizeof(*s));	/* pm: 32 KiB */
 	struct timespec t0, t1;
-	struct range *v;
-	int n, e;
+	struct range *v = NULL;
+	char path[64];
+	int n, e = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!sc->budget)
 		sc->budget = CUBIN_SCAN_BUDGET;
 	sc->scanned = sc->total = 0;
-	sc->mappings = 0;
+	sc->mappings = sc->huge = 0;
 	sc->cut = false;
-	n = read_maps(s.pid, &v);
-	if (n < 0)
-		return n;
-	s.buf = mmap(NULL, CHUNK + HDR, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s.buf == MAP_FAILED) {
-		e = -errno;
-		free(v);
-		return e;
+	if (!s)
+		return -ENOMEM;
+	*s = (struct scan){ .sc = sc, .pid = sc->pid ? sc->pid : getpid(),
+			    .memfd = -1, .pagemap = -1, .fn = fn, .arg = arg };
+	n = read_maps(s->pid, &v);
+	if (n < 0) {
+		e = n;
+		goto out;
 	}
+	s->buf = mmap(NULL, CHUNK + HDR, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->buf == MAP_FAILED) {
+		e = -errno;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)s->pid);
+	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	qsort(v, (size_t)n, sizeof(*v), by_size);
 	sc->mappings = n;
 	for (int i = 0; i < n; i++) {
-		uintptr_t lo = v[i].lo, hi = v[i].hi, b = (uintptr_t)s.buf;
+		uintptr_t lo = v[i].lo, hi = v[i].hi, b = (uintptr_t)s->buf;
 		uintptr_t be = b + CHUNK + HDR;
 
 		sc->total += hi - lo;
+		if (hi - lo > MAX_MAPPING) {
+			sc->huge++;
+			continue;
+		}
 		/* our own buffer, in our own process: not scanned */
-		if (s.pid == getpid() && b < hi && be > lo) {
+		if (s->pid == getpid() && b < hi && be > lo) {
 			if (lo < b)
-				scan_range(&s, lo, b);
+				scan_range(s, lo, b);
 			if (be < hi)
-				scan_range(&s, be, hi);
+				scan_range(s, be, hi);
 		} else {
-			scan_range(&s, lo, hi);
+			scan_range(s, lo, hi);
 		}
 	}
+	munmap(s->buf, CHUNK + HDR);
+out:
+	if (s->memfd >= 0)
+		close(s->memfd);
+	if (s->pagemap >= 0)
+		close(s->pagemap);
+	free(s);
 	free(v);
-	munmap(s.buf, CHUNK + HDR);
-	if (s.memfd >= 0)
-		close(s.memfd);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sc->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 		 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-	return 0;
+	return e;
 }

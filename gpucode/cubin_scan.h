@@ -22,7 +22,8 @@ struct cubin_scan {
 	uint64_t scanned;	/* bytes read */
 	uint64_t total;		/* bytes of the mappings looked at */
 	int mappings;
-	bool cut;		/* stopped at CUBIN_SCAN_BUDGET */
+	int huge;		/* mappings over 64 GiB (reservations): skipped */
+	bool cut;		/* stopped at the budget */
 	double ms;
 };
 
@@ -33,7 +34,8 @@ typedef void (*cubin_scan_fn)(uint8_t *copy, size_t len, void *arg);
 /*
  * Call FN for each cubin (the ELF magic at an 8-byte boundary, EM_CUDA,
  * its sections inside its mapping) in the private, readable, anonymous
- * mappings of SC->pid, smallest first, until the budget is read.  The memory is only ever copied (process_vm_readv,
+ * mappings of SC->pid, smallest first, until the budget is read; pages
+ * never touched are not read, mappings over 64 GiB not at all.  The memory is only ever copied (process_vm_readv,
  * else pread of /proc/PID/mem): a mapping freed meanwhile ends its scan,
  * never a fault.  0, or -errno when the mappings cannot be read.
  */

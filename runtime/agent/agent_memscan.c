@@ -96,9 +96,10 @@ static void scan(void)
 		return;
 	}
 	agent_debug("memory scan: %d cubin%s with PTX in %llu MiB of %d "
-		    "anonymous mappings, %.0f ms", nfound,
+		    "anonymous mappings, %.0f ms%s", nfound,
 		    nfound == 1 ? "" : "s",
-		    (unsigned long long)(sc.scanned >> 20), sc.mappings, sc.ms);
+		    (unsigned long long)(sc.scanned >> 20), sc.mappings, sc.ms,
+		    sc.huge ? " (mappings over 64 GiB skipped)" : "");
 	if (sc.cut)
 		agent_debug("memory scan: stopped at its budget of %llu MiB; "
 			    "%llu MiB of anonymous memory not scanned",
