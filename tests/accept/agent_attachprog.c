@@ -18,7 +18,8 @@
  * too, unless ATTACHPROG_FREE is set (freed after the load).  The agent
  * attached later finds such cubins in memory (tests/accept/agent_memscan.sh).
  * ATTACHPROG_BALLAST_MB=N: N MiB more of anonymous memory, random bytes,
- * for the agent to scan through.
+ * for the agent to scan through; ATTACHPROG_RESERVE_MB=N: N MiB mapped
+ * and never touched (an allocator's reserve), for it to pass over.
  *
  * READY_FILE is created once the module is loaded and the threads run.
  * SIGUSR1 pauses the launches, SIGUSR2 resumes them (a paused program is
@@ -35,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,6 +169,11 @@ int main(int argc, char **argv)
 		if (!(kept[0] = b))
 			return 1;
 	}
+	if (getenv("ATTACHPROG_RESERVE_MB") &&
+	    mmap(NULL, strtoul(getenv("ATTACHPROG_RESERVE_MB"), NULL, 10) << 20,
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return 1;
 	if (argc > 3) {
 		image = cubin = slurp(argv[3]);
 		for (int i = 4; i < argc; i++)

@@ -107,8 +107,9 @@ skipped() {	# skipped NAME WHY: the original ran, the skip said why
 }
 
 # the cubin kept, and a second copy of it: one PTX (behind 64 MiB of
-# random bytes: 64 chunks scanned)
-ARGS="$T/v1.cubin $T/v1.cubin" start FAKECUDA_REGS=1 ATTACHPROG_BALLAST_MB=64
+# random bytes: 64 chunks scanned, and 512 MiB never touched: passed over)
+ARGS="$T/v1.cubin $T/v1.cubin" start FAKECUDA_REGS=1 ATTACHPROG_BALLAST_MB=64 \
+	ATTACHPROG_RESERVE_MB=512 GPUTRACE_MEMSCAN_MB=128
 # -l -p lists the kernels of cubins in the process's memory (the
 # program's own .nv_fatbin has vadd only)
 "$GT" -l 'gpu:*' -p $P >"$T/l.kept" 2>&1 || fail "-l -p"
@@ -128,8 +129,10 @@ session variants
 counted variants $THREE $ONE
 stop variants
 
-grep -q 'memory scan: 1 cubin with PTX in [0-9]* MiB' "$T/gte.kept" ||
-	{ cat "$T/gte.kept"; fail "kept: the scan's -v line"; }
+# 512 MiB never touched are not read: no cut at 128 MiB
+grep -q 'memory scan: 1 cubin with PTX in [0-9]* MiB' "$T/gte.kept" &&
+	! grep -q 'stopped at its budget' "$T/gte.kept" ||
+	{ cat "$T/gte.kept"; fail "kept: the scan's -v line, or untouched pages read"; }
 # a budget smaller than the memory (GPUTRACE_MEMSCAN_MB): the small
 # mappings (the heap, where the cubin is) first, the 64 MiB of ballast
 # cut, and -v says so
