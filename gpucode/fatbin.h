@@ -218,6 +218,19 @@ struct fatbin_cubin_ptx {
 int fatbin_cubin_ptx(const void *elf, size_t len, unsigned sm,
 		     const char *kernel, struct fatbin_cubin_ptx *out,
 		     char *err, size_t errlen);
+/* What a cubin says of one kernel's resources, as the driver reports
+ * them (cuFuncGetAttribute): registers a thread (EIATTR_REGCOUNT in
+ * .nv.info; older cubins: the top byte of .text.NAME's sh_info), its
+ * stack frame (EIATTR_FRAME_SIZE), static shared memory (.nv.shared.NAME). */
+struct fatbin_cubin_func {
+	unsigned regs;
+	unsigned frame;
+	size_t shared;
+};
+/* 0 and *OUT when the cubin (bounds checked) has kernel symbol KERNEL and
+ * its .text section; -ENOENT when it has not; -EBADMSG: not a cubin. */
+int fatbin_cubin_func(const void *elf, size_t len, const char *kernel,
+		      struct fatbin_cubin_func *out);
 /* Call FN with a PTX entry for each module of the cubin entry CUBIN,
  * whose image is IMG (LEN bytes, decompressed), if they are usable. */
 int fatbin_cubin_each_ptx(const struct fatbin_entry *cubin,

@@ -136,8 +136,10 @@ static int cubin_open(struct cubin *c, const void *img, size_t len)
 	return 0;
 }
 
-/* FN for each kernel symbol (STT_FUNC with STO_CUDA_ENTRY). */
-static int cubin_entries(const struct cubin *c, fatbin_name_fn fn, void *arg)
+/* FN for each kernel symbol (STT_FUNC with STO_CUDA_ENTRY); with NAME,
+ * only for that one, with its index in the symbol table as *INDEX. */
+static int cubin_entries(const struct cubin *c, fatbin_name_fn fn, void *arg,
+			 const char *name, uint32_t *index)
 {
 	for (unsigned i = 0; i < c->eh.e_shnum; i++) {
 		Elf64_Shdr s = shdr(c, i);
@@ -162,11 +164,18 @@ static int cubin_entries(const struct cubin *c, fatbin_name_fn fn, void *arg)
 			    !(sym.st_other & STO_CUDA_ENTRY) ||
 			    sym.st_name >= sn || !str[sym.st_name])
 				continue;
+			if (name) {
+				if (strcmp((const char *)str + sym.st_name,
+					   name))
+					continue;
+				*index = (uint32_t)(k / sizeof(Elf64_Sym));
+				return 1;
+			}
 			ret = fn((const char *)str + sym.st_name, arg);
 			if (ret)
 				return ret;
 		}
-		return 0;
+		return name ? -ENOENT : 0;
 	}
 	return -EBADMSG;	/* no symbol table: names unknown */
 }
@@ -399,7 +408,7 @@ static int read_modules(const struct cubin *c, unsigned sm,
 
 	if (!k.v)
 		return fatbin_fail(err, errlen, ENOMEM, "out of memory");
-	ret = cubin_entries(c, add_name, &k);
+	ret = cubin_entries(c, add_name, &k, NULL, NULL);
 	if (ret < 0 || k.full) {
 		ret = ret == -ENOMEM ? fatbin_fail(err, errlen, ENOMEM,
 						   "out of memory") :
@@ -528,6 +537,78 @@ out:
 		free(m);
 	}
 	return ret;
+}
+
+#define EIFMT_SVAL		0x04
+#define EIATTR_FRAME_SIZE	0x11
+#define EIATTR_REGCOUNT		0x2f
+
+/* The .nv.info attributes (format, attribute, 16 bits of value or size
+ * + data) that give symbol SYM's registers and frame size. */
+static void nv_info(const uint8_t *d, size_t n, uint32_t sym,
+		    struct fatbin_cubin_func *out)
+{
+	for (size_t o = 0; o + 4 <= n;) {
+		uint16_t v;
+		uint32_t w[2];
+
+		memcpy(&v, d + o + 2, 2);
+		if (d[o] != EIFMT_SVAL) {
+			o += 4;
+			continue;
+		}
+		if (v > n - o - 4)
+			return;
+		if (v == 8 && (d[o + 1] == EIATTR_REGCOUNT ||
+			       d[o + 1] == EIATTR_FRAME_SIZE)) {
+			memcpy(w, d + o + 4, 8);
+			if (w[0] == sym && d[o + 1] == EIATTR_REGCOUNT)
+				out->regs = w[1];
+			else if (w[0] == sym)
+				out->frame = w[1];
+		}
+		o += 4 + (size_t)v;
+	}
+}
+
+int fatbin_cubin_func(const void *img, size_t len, const char *kernel,
+		      struct fatbin_cubin_func *out)
+{
+	struct cubin c;
+	bool text = false;
+	uint32_t sym = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (cubin_open(&c, img, len) < 0)
+		return -EBADMSG;
+	ret = cubin_entries(&c, NULL, NULL, kernel, &sym);
+	if (ret < 0)
+		return ret;
+	for (unsigned i = 0; i < c.eh.e_shnum; i++) {
+		Elf64_Shdr s = shdr(&c, i);
+		const uint8_t *d;
+		const char *n;
+		size_t dn;
+
+		if (s.sh_name >= c.shstrlen)
+			continue;
+		n = c.shstr + s.sh_name;
+		if (!strncmp(n, ".text.", 6) && !strcmp(n + 6, kernel)) {
+			/* older cubins: the registers in sh_info's top
+			 * byte; newer ones: in .nv.info (below) */
+			if (!out->regs)
+				out->regs = s.sh_info >> 24;
+			text = true;
+		} else if (!strncmp(n, ".nv.shared.", 11) &&
+			   !strcmp(n + 11, kernel)) {
+			out->shared = s.sh_size;
+		} else if (!strcmp(n, ".nv.info") &&
+			   (d = sec_data(&c, i, &dn))) {
+			nv_info(d, dn, sym, out);
+		}
+	}
+	return text ? 0 : -ENOENT;
 }
 
 int fatbin_cubin_each_ptx(const struct fatbin_entry *cubin,

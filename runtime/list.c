@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "probes/elf_syms.h"
+#include "gpucode/cubin_scan.h"
 #include "gpucode/fatbin.h"
 #include "probes/cuda_priv.h"
 #include "probes/gpu_kernels.h"
@@ -38,6 +39,17 @@ static void collect(const char *path, void *arg)
 	/* no fatbin: host code only; a cubin's PTX: .nv_debug_ptx_txt */
 	fatbin_elf_foreach_kind(path, FATBIN_CUBIN_PTX, fatbin_kernels_collect,
 				arg, err, sizeof(err));
+}
+
+/* A cubin found in the target's memory (Triton's): its kernels too */
+static void collect_mem(uint8_t *copy, size_t len, void *arg)
+{
+	char err[256];
+
+	fatbin_elf_foreach_mem_kind(copy, len, FATBIN_CUBIN_PTX,
+				    fatbin_kernels_collect, arg, err,
+				    sizeof(err));
+	free(copy);
 }
 
 /* -lv: the builtins of each probe form (probes/cuda.c, probes/gpu.c;
@@ -138,6 +150,21 @@ static void list_kernels(int pid, const char *cmd, const char *pattern,
 	struct fatbin_kernels k = { 0 };
 
 	cuda_target_files(pid, cmd, collect, &k);
+	if (pid) {
+		/* and the modules it loaded from memory (Triton's cubins,
+		 * which carry their PTX): docs/attach.md */
+		struct cubin_scan sc = { .pid = pid, .ptx_only = true };
+		int e = cubin_scan(&sc, collect_mem, &k);
+
+		if (e < 0 && verbose)
+			fprintf(stderr, "gputrace: cannot read the mappings of "
+				"process %d: %s\n", pid, strerror(-e));
+		else if (e >= 0 && sc.cut)
+			fprintf(stderr, "gputrace: the first %llu GiB of the "
+				"process's anonymous memory searched for "
+				"cubins, not the rest\n", (unsigned long long)
+				(CUBIN_SCAN_BUDGET >> 30));
+	}
 	for (int t = 0; t < 3; t++)
 		for (size_t i = 0; i < k.n; i++) {
 			char *dm = syms_demangle(k.v[i].name, true);

@@ -91,6 +91,7 @@ EXPORT int gputrace_attach(const char *sock)
 	if (agent.attached || agent.active) {
 		/* re-armed: the previous session's state goes */
 		agent_session_reset();
+		agent_memscan_reset();
 		agent_kernel_reset();
 		agent_ctx_reset();
 		agent_host_reset();

@@ -437,9 +437,170 @@ static void pick_from_elf(struct pick *pk)
 	pthread_mutex_unlock(&img_lock);
 }
 
+/* ---- cubins in anonymous memory (agent_memscan.c) ---- */
+
+#define MAX_CANDS	16
+
+/* The threads a block of entry NAME in PTX TEXT may have, from its
+ * .maxntid or .reqntid (Triton's num_warps x 32); 0: not declared. */
+static unsigned ptx_max_threads(const char *text, const char *name)
+{
+	const char *p = text, *end = text + strlen(text), *q;
+	size_t nl = strlen(name), n;
+	unsigned prod = 0, v;
+
+	while ((p = agent_ptx_next_entry(p, end, &n)) &&
+	       !(n == nl && !memcmp(p, name, nl)))
+		p += n;
+	if (!p)
+		return 0;
+	for (p += n; p < end && *p != '{'; p++) {
+		if (*p != '.' || (strncmp(p, ".maxntid", 8) &&
+				  strncmp(p, ".reqntid", 8)))
+			continue;
+		q = p + 8;
+		prod = 1;
+		for (int i = 0; i < 3; i++) {
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (*q < '0' || *q > '9')
+				break;
+			v = (unsigned)strtoul(q, (char **)&q, 10);
+			prod *= v;
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (*q != ',')
+				break;
+			q++;
+		}
+		return prod;
+	}
+	return 0;
+}
+
+struct cand {
+	char *text;
+	unsigned arch;
+	struct fatbin_cubin_func f;
+	unsigned threads;	/* .maxntid/.reqntid, 0: none */
+};
+
+struct mem_pick {
+	const char *name;
+	unsigned sm;
+	struct cand v[MAX_CANDS];
+	int n;			/* distinct PTX */
+	int more;		/* distinct beyond MAX_CANDS */
+	unsigned lowest;
+	char why[200];		/* the first cubin's reason, when unusable */
+};
+
+static void mem_candidate(const uint8_t *cubin, size_t len, void *arg)
+{
+	struct mem_pick *mp = arg;
+	struct agent_image tmp = { .kind = FATBIN_IMAGE_ELF,
+				   .data = (uint8_t *)cubin, .len = len };
+	struct pick one = { .name = mp->name, .sm = mp->sm };
+	struct cand *c;
+	char why[200] = "";
+
+	consider_cubin(&one, &tmp, why, sizeof(why));
+	if (!one.text) {
+		if (one.lowest && (!mp->lowest || one.lowest < mp->lowest))
+			mp->lowest = one.lowest;
+		if (!mp->why[0])
+			snprintf(mp->why, sizeof(mp->why), "%s", why);
+		return;
+	}
+	for (int i = 0; i < mp->n; i++)
+		if (!strcmp(mp->v[i].text, one.text)) {
+			free(one.text);
+			return;
+		}
+	if (mp->n == MAX_CANDS) {
+		mp->more++;
+		free(one.text);
+		return;
+	}
+	c = &mp->v[mp->n++];
+	c->text = one.text;
+	c->arch = one.arch;
+	fatbin_cubin_func(cubin, len, mp->name, &c->f);
+	c->threads = ptx_max_threads(one.text, mp->name);
+}
+
+/* Does candidate C agree with the loaded function's attributes? */
+static bool cand_fits(const struct cand *c, agent_attr_fn attr, void *arg,
+		      char *how, size_t howlen)
+{
+	int regs = attr ? attr(arg, CU_FUNC_ATTRIBUTE_NUM_REGS) : -1;
+	int thr = attr ? attr(arg, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) :
+		  -1;
+	int loc = attr ? attr(arg, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) : -1;
+
+	snprintf(how, howlen, "%d registers, %d threads a block; the "
+		 "cubin's %u, %u", regs, thr, c->f.regs, c->threads);
+	/* registers and .maxntid/.reqntid exactly, local memory at least
+	 * the stack frame; static shared memory is not compared (ptxas
+	 * gives an sm_90a kernel with an extern shared array a 1 KiB
+	 * .nv.shared.NAME, and Triton's variants differ in dynamic shared
+	 * memory only): docs/attach.md */
+	return (regs <= 0 || (unsigned)regs == c->f.regs) &&
+	       (thr <= 0 || !c->threads || (unsigned)thr == c->threads) &&
+	       (loc < 0 || (unsigned)loc >= c->f.frame);
+}
+
+/*
+ * The PTX of kernel NAME from the cubins in memory that define it: all
+ * with the same PTX, or the one whose resources are those of the loaded
+ * function (ATTR); else none, WHY says why.
+ */
+static void pick_from_memory(struct pick *pk, agent_attr_fn attr,
+			     void *attr_arg, char *why, size_t whylen)
+{
+	struct mem_pick mp = { .name = pk->name, .sm = pk->sm };
+	char how[160] = "";
+	int found, fit = -1, nfit = 0;
+
+	found = agent_memscan_each(pk->name, mem_candidate, &mp);
+	if (!found)
+		return;
+	for (int i = 0; i < mp.n; i++)
+		if (cand_fits(&mp.v[i], attr, attr_arg, how, sizeof(how))) {
+			fit = i;
+			nfit++;
+		}
+	if (!mp.n) {
+		if (mp.lowest)
+			snprintf(why, whylen, "no PTX for sm_%u (its PTX, in a "
+				 "cubin in memory, is for compute_%u and up)",
+				 pk->sm, mp.lowest);
+		else
+			snprintf(why, whylen, "%s (a cubin in memory)",
+				 mp.why);
+	} else if (mp.more || nfit > 1) {
+		snprintf(why, whylen, "%d cubins in memory define it with "
+			 "different code", mp.n + mp.more);
+	} else if (!nfit) {
+		snprintf(why, whylen, "the cubin%s in memory that define%s it "
+			 "%s not match the loaded function (%s)",
+			 mp.n == 1 ? "" : "s", mp.n == 1 ? "s" : "",
+			 mp.n == 1 ? "does" : "do", how);
+	} else {
+		agent_debug("%s: PTX from a cubin in memory (%d cubin%s "
+			    "define%s it, %d distinct)", pk->name, found,
+			    found == 1 ? "" : "s", found == 1 ? "s" : "",
+			    mp.n);
+		take(pk, mp.v[fit].text, mp.v[fit].arch);
+		mp.v[fit].text = NULL;
+	}
+	for (int i = 0; i < mp.n; i++)
+		free(mp.v[i].text);
+}
+
 int agent_image_ptx(const struct agent_image *img, const char *name,
-		    unsigned sm, char **text, unsigned *arch, char *why,
-		    size_t whylen)
+		    unsigned sm, agent_attr_fn attr, void *attr_arg,
+		    char **text, unsigned *arch, char *why, size_t whylen)
 {
 	struct pick pk = { .name = name, .sm = sm };
 	char err[128];
@@ -447,6 +608,14 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 
 	if (!img || img->kind == FATBIN_IMAGE_UNKNOWN) {
 		pick_from_elf(&pk);
+		/* a library's kernel (PTX for newer GPUs only): not one
+		 * of a cubin in memory */
+		if (!pk.text && !pk.lowest) {
+			why[0] = 0;
+			pick_from_memory(&pk, attr, attr_arg, why, whylen);
+			if (!pk.text && why[0])
+				return -ENOENT;
+		}
 	} else if (img->kind == FATBIN_IMAGE_ELF) {
 		why[0] = 0;
 		consider_cubin(&pk, img, why, whylen);
@@ -482,7 +651,8 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		snprintf(why, whylen, "cannot read its fatbin: %s", pk.err);
 	else
 		snprintf(why, whylen, "SASS only (no PTX for it in the "
-			 "program's fatbins)");
+			 "program's fatbins%s)", img && img->kind !=
+			 FATBIN_IMAGE_UNKNOWN ? "" : " or in a cubin in memory");
 	return -ENOENT;
 }
 /* fork(): the parent's modules are not loaded here. */

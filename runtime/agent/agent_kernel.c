@@ -454,6 +454,20 @@ static int orig_attr(const struct agent_kernel *k, CUfunction_attribute a,
 	return orig_get(k, a, dev, &n) && n > 0 ? n : 0;
 }
 
+/* agent_image_ptx's question about K's original (ARG: struct kdev) */
+struct kdev {
+	const struct agent_kernel *k;
+	CUdevice dev;
+};
+
+static int kdev_attr(void *arg, int a)
+{
+	const struct kdev *kd = arg;
+	int v;
+
+	return orig_get(kd->k, (CUfunction_attribute)a, kd->dev, &v) ? v : -1;
+}
+
 /*
  * What a program sets with cudaFuncSetAttribute is on the original only;
  * a copy starts from the driver's defaults, and a launch of it asking
@@ -562,6 +576,7 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 		       char *why, size_t whylen)
 {
 	struct ilocal l = { 0 };
+	struct kdev kd;
 	const struct ptx_func *f;
 	const char *names[2] = { k->mangled, NULL };
 	struct ptx_splice_req req = { 0 };
@@ -583,8 +598,10 @@ static void instrument(struct agent_kernel *k, struct agent_inst *in,
 	}
 	gpu = (int)dev;
 	sm = (unsigned)(maj * 10 + min);
+	kd = (struct kdev){ k, dev };
 	if (agent_image_ptx(k->owner ? agent_image_find(k->owner) : NULL,
-			    k->mangled, sm, &l.ptx, &arch, why, whylen) < 0)
+			    k->mangled, sm, kdev_attr, &kd, &l.ptx, &arch,
+			    why, whylen) < 0)
 		goto out;
 	ts[1] = now_ms();
 	if (agent_ptx_get(l.ptx, &l.m, err, sizeof(err)) < 0) {

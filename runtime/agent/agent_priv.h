@@ -403,15 +403,34 @@ void agent_image_add(uintptr_t handle, bool library, const void *p,
 		     const char *path) AGENT_HIDDEN;
 struct agent_image *agent_image_find(uintptr_t handle) AGENT_HIDDEN;
 void agent_image_remove(uintptr_t handle) AGENT_HIDDEN;
+/* An attribute (CUfunction_attribute) of the loaded kernel whose PTX is
+ * looked for: its value, or -1 when the driver cannot say. */
+typedef int (*agent_attr_fn)(void *arg, int attr);
 /*
  * The best PTX for kernel NAME on a device of compute capability SM
  * (highest PTX arch <= SM): from IMG, or with IMG NULL from the fatbins
- * of the process's ELF objects.  0 and *TEXT (malloc'd), *ARCH; else
- * -ENOENT with the reason in WHY.
+ * of the process's ELF objects, then from a cubin in anonymous memory
+ * (agent_memscan.c) whose resources are ATTR's (may be NULL).  0 and
+ * *TEXT (malloc'd), *ARCH; else -ENOENT with the reason in WHY.
  */
 int agent_image_ptx(const struct agent_image *img, const char *name,
-		    unsigned sm, char **text, unsigned *arch, char *why,
+		    unsigned sm, agent_attr_fn attr, void *attr_arg,
+		    char **text, unsigned *arch, char *why,
 		    size_t whylen) AGENT_HIDDEN;
+
+/* ---- agent_memscan.c: cubins in the process's anonymous memory ---- */
+typedef void (*agent_memscan_fn)(const uint8_t *cubin, size_t len,
+				 void *arg);
+/*
+ * FN (unless NULL) for each cubin carrying usable PTX in .nv_debug_ptx_txt
+ * found in the process's anonymous memory that defines kernel NAME (our
+ * copies, valid during the call); the number of them.  The memory is
+ * scanned when the last scan found none (at most once every 5 s).
+ */
+int agent_memscan_each(const char *name, agent_memscan_fn fn, void *arg)
+	AGENT_HIDDEN;
+/* A new attach: what the last scan found may be stale. */
+void agent_memscan_reset(void) AGENT_HIDDEN;
 
 /* ---- agent_ptxmemo.c: PTX entries of fatbins, decompressed once ---- */
 

@@ -17,7 +17,7 @@ CUDA_HOME ?= /usr/local/cuda
 AGENT_CUDA_INC ?= $(CUDA_HOME)/include
 AGENT_SO := $(BUILD)/libgputrace-agent.so
 AGENT_SRCS := $(wildcard runtime/agent/agent_*.c) gpucode/fatbin.c \
-	gpucode/fatbin_cubin.c \
+	gpucode/fatbin_cubin.c gpucode/cubin_scan.c \
 	gpucode/ptx_read.c gpucode/ptx_splice.c gpucode/ptx_mem.c \
 	gpucode/ptx_splice_mem.c \
 	gpucode/ptx_prune.c gpucode/devrt_host.c gpucode/agent_config.c \

@@ -22,18 +22,13 @@
 [ -f "$(dirname "$AGENT")/libZydis.so.4.0" ] || { echo "no libZydis next to the agent"; exit 77; }
 case $GT in /*) GTABS=$GT ;; *) GTABS=$(pwd)/$GT ;; esac
 
-# driver entry points are 16-byte aligned, as a real driver's are (then
-# detach restores their bytes; an unaligned one stays hooked, inert)
-$CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
-	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
-	fail "building the fake libcuda"
+# the fake driver (entry points 16-byte aligned; an unaligned one would
+# stay hooked, inert, at detach) and the program
+. tests/progs/attach_build.sh
 # cuda:complete: the fake CUPTI, which the fake driver tells of each run
 $CC $W -shared -fPIC -I"${CUDA_HOME:-/usr/local/cuda}/include" \
 	-Wl,-soname,libcupti.so.13 tests/accept/agent_fakecupti.c \
 	-o "$T/libcupti.so.13" -lpthread || fail "building the fake libcupti"
-$CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
-	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
-	fail "building agent_attachprog"
 
 PROBES='gpu:warp:vadd { @w = count(); } cuda:launch:vadd { @l = count(); }
 cuda:launch { @k[kernel] = count(); } cuda:complete:vadd { @c = count(); }'
@@ -43,15 +38,6 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-
-wait_for() {	# wait_for FILE PATTERN: up to 10 s
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
 
 # the first 8 bytes of the fake's cuLaunchKernel, in the process / the file
 fn_off=$(nm -D --defined-only "$T/libcuda.so.1" | awk '$3 == "cuLaunchKernel" { print $1 }')
@@ -100,15 +86,8 @@ grep -q "has another gputrace agent ($T/other/" "$T/e4" ||
 # ---- attach (the program paused around attach and detach): exact counts
 attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	n=$1
-	np=$(grep -c '^paused at' "$T/prog.out")
-	kill -USR1 $P	# pause
-	i=0
-	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && fail "the program does not pause"
-		sleep 0.05
-	done
-	before=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
+	pause_prog
+	before=$PAUSED_AT
 	TMPDIR=$T "$GT" -v ${GTV:-} -p $P -e "$PROBES" >"$T/gt$n" 2>"$T/gte$n" &
 	G=$!
 	# live once -v says the agent is in: "Attaching" comes before that
@@ -127,15 +106,8 @@ attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	fi
 	kill -USR2 $P	# run
 	sleep 1
-	np=$(grep -c '^paused at' "$T/prog.out")
-	kill -USR1 $P	# pause
-	i=0
-	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && fail "the program does not pause"
-		sleep 0.05
-	done
-	after=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
+	pause_prog
+	after=$PAUSED_AT
 	kill -INT $G
 	wait $G || { cat "$T/gte$n"; fail "attach $n: gputrace failed"; }
 	w=$(awk '$1 == "@w:" { print $2 }' "$T/gt$n")

@@ -10,7 +10,16 @@
  * at build time) is embedded in a `.nv_fatbin` section as nvcc does: an
  * agent that comes after the load finds its PTX there.
  *
- *	agent_attachprog KERNEL READY_FILE
+ *	agent_attachprog KERNEL READY_FILE [CUBIN [KEEP...]]
+ *
+ * With CUBIN, the module is that file, read into a malloc'ed buffer and
+ * loaded from there (as Triton loads its cubins), and each KEEP file is
+ * read into a buffer of its own and kept; the buffer of CUBIN is kept
+ * too, unless ATTACHPROG_FREE is set (freed after the load).  The agent
+ * attached later finds such cubins in memory (tests/accept/agent_memscan.sh).
+ * ATTACHPROG_BALLAST_MB=N: N MiB more of anonymous memory, random bytes,
+ * for the agent to scan through; ATTACHPROG_RESERVE_MB=N: N MiB mapped
+ * and never touched (an allocator's reserve), for it to pass over.
  *
  * READY_FILE is created once the module is loaded and the threads run.
  * SIGUSR1 pauses the launches, SIGUSR2 resumes them (a paused program is
@@ -20,12 +29,14 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +79,23 @@ __asm__(".section .nv_fatbin, \"a\"\n"
 	".incbin \"" ATTACH_FATBIN "\"\n"
 	".previous\n");
 extern const char attach_fatbin[];
+
+/* FILE's bytes in a malloc'ed buffer (no stdio: no copies in its
+ * buffers), or NULL */
+static void *slurp(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	off_t n = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+	char *p = n > 0 ? malloc((size_t)n) : NULL;
+
+	if (!p || pread(fd, p, (size_t)n, 0) != n) {
+		free(p);
+		p = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	return p;
+}
 
 static void *loop(void *arg)
 {
@@ -116,10 +144,45 @@ int main(int argc, char **argv)
 	load_fn load;
 	getfn_fn getfn;
 	FILE *f;
+	const void *image = attach_fatbin;
+	void *cubin = NULL, **kept;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: agent_attachprog KERNEL READY\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: agent_attachprog KERNEL READY "
+			"[CUBIN [KEEP...]]\n");
 		return 2;
+	}
+	kept = calloc((size_t)argc, sizeof(*kept));	/* [0]: ballast */
+	if (!kept)
+		return 1;
+	if (getenv("ATTACHPROG_BALLAST_MB")) {
+		size_t n = strtoul(getenv("ATTACHPROG_BALLAST_MB"), NULL,
+				   10) << 17;
+		uint64_t *b = malloc(n * 8), x = 88172645463325252ull;
+
+		for (size_t i = 0; b && i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			b[i] = x;
+		}
+		if (!(kept[0] = b))
+			return 1;
+	}
+	if (getenv("ATTACHPROG_RESERVE_MB") &&
+	    mmap(NULL, strtoul(getenv("ATTACHPROG_RESERVE_MB"), NULL, 10) << 20,
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		return 1;
+	if (argc > 3) {
+		image = cubin = slurp(argv[3]);
+		for (int i = 4; i < argc; i++)
+			if (!(kept[i] = slurp(argv[i])))
+				image = NULL;
+		if (!image) {
+			fprintf(stderr, "cannot read the cubins\n");
+			return 1;
+		}
 	}
 	sigaction(SIGUSR1, &su, NULL);
 	sigaction(SIGUSR2, &sr, NULL);
@@ -130,9 +193,13 @@ int main(int argc, char **argv)
 	    gpa("cuModuleGetFunction", (void **)&getfn, 12000, 0, NULL) ||
 	    gpa("cuLaunchKernel", (void **)&launch, 12000, 0, NULL) ||
 	    gpa("cuLaunchKernel", (void **)&launch_ptsz, 12000, 2, NULL) ||
-	    load(&mod, attach_fatbin) || getfn(&fn, mod, argv[1])) {
+	    load(&mod, image) || getfn(&fn, mod, argv[1])) {
 		fprintf(stderr, "cannot set up %s\n", argv[1]);
 		return 1;
+	}
+	if (getenv("ATTACHPROG_FREE")) {
+		free(cubin);
+		cubin = NULL;
 	}
 	if (pthread_create(&t[0], NULL, loop, NULL) ||
 	    pthread_create(&t[1], NULL, loop, (void *)1))
@@ -160,5 +227,10 @@ int main(int argc, char **argv)
 	pthread_join(t[0], NULL);
 	pthread_join(t[1], NULL);
 	printf("launches %ld failures %ld\n", launches, failures);
+	for (int i = 4; i < argc; i++)
+		free(kept[i]);
+	free(kept[0]);
+	free(kept);
+	free(cubin);
 	return failures != 0;
 }

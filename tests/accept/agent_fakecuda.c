@@ -17,10 +17,14 @@
  * loaded, is told of every kernel run.  With FAKECUDA_JIT_MS, compiles
  * after the first run in a fake PTX compiler (agent_fakejit.c).  With
  * FAKECUDA_NO_MEMCPY2D set, pitched copies are refused (the agent then
- * copies row by row).
+ * copies row by row).  With FAKECUDA_REGS set, a function of a module
+ * loaded from a cubin reports the registers and the most threads a block
+ * (its .maxntid, else 1024) the cubin gives it, as a driver does; 0
+ * otherwise.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,13 +40,22 @@ typedef int CUresult;
 #define MAX_DYN_SMEM 8	/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 #define DEFAULT_DYN_SMEM 49152
 
+#define MAX_THREADS 0	/* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+#define NUM_REGS 4	/* CU_FUNC_ATTRIBUTE_NUM_REGS */
+#define MAX_FUNCS 8
+
 struct fmod {
 	int instrumented;
+	int nfuncs;		/* a cubin's kernels and their registers */
+	char func[MAX_FUNCS][128];
+	int regs[MAX_FUNCS];
+	int threads[MAX_FUNCS];	/* 0: unbounded */
 };
 
 struct ffunc {
 	char name[256];
 	int instrumented;
+	int regs, threads;
 	int max_dyn;		/* dynamic shared memory allowed; 0: default */
 	int attr[16];		/* other settable attributes, set + 1; 0: never set */
 };
@@ -278,6 +291,60 @@ static void jit_compile(void)
 		fprintf(stderr, "fake: no compiler: %s\n", dlerror());
 }
 
+/* The record of kernel NAME in FM, made at first sight; NULL: full */
+static int slot(struct fmod *fm, const char *name)
+{
+	for (int i = 0; i < fm->nfuncs; i++)
+		if (!strcmp(fm->func[i], name))
+			return i;
+	if (fm->nfuncs == MAX_FUNCS)
+		return -1;
+	snprintf(fm->func[fm->nfuncs], sizeof(fm->func[0]), "%s", name);
+	return fm->nfuncs++;
+}
+
+/*
+ * What a cubin says of its kernels' resources, as a driver reports them:
+ * .nv.info's EIATTR_REGCOUNT (format 4, attribute 0x2f: symbol index,
+ * registers), .nv.info.NAME's EIATTR_MAX_THREADS (0x05: x, y, z).
+ */
+static void cubin_regs(struct fmod *fm, const unsigned char *p)
+{
+	const Elf64_Ehdr *eh = (const void *)p;
+	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff), *sy = NULL;
+	const char *names;
+
+	if (memcmp(p, ELFMAG, SELFMAG) || eh->e_machine != 190 ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return;
+	names = (const char *)p + sh[eh->e_shstrndx].sh_offset;
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_SYMTAB)
+			sy = &sh[i];
+	for (int i = 0; sy && i < eh->e_shnum; i++) {
+		const unsigned char *d = p + sh[i].sh_offset;
+		const char *sec = names + sh[i].sh_name;
+		const Elf64_Sym *sym = (const void *)(p + sy->sh_offset);
+		const char *str = (const char *)p + sh[sy->sh_link].sh_offset;
+
+		if (strncmp(sec, ".nv.info", 8) || (sec[8] && sec[8] != '.'))
+			continue;
+		for (size_t o = 0; o + 4 <= sh[i].sh_size; ) {
+			uint16_t n = d[o] == 4 ? *(const uint16_t *)(d + o + 2) : 0;
+			const uint32_t *w = (const void *)(d + o + 4);
+			int k;
+
+			if (!sec[8] && d[o + 1] == 0x2f && n == 8 &&
+			    (k = slot(fm, str + sym[w[0]].st_name)) >= 0)
+				fm->regs[k] = (int)w[1];
+			if (sec[8] && d[o + 1] == 0x05 && n == 12 &&
+			    (k = slot(fm, sec + 9)) >= 0)
+				fm->threads[k] = (int)(w[0] * w[1] * w[2]);
+			o += 4 + n;
+		}
+	}
+}
+
 static CUresult load(void **m, const void *image, const char *how)
 {
 	const char *out = getenv("FAKECUDA_PTX_OUT");
@@ -286,6 +353,8 @@ static CUresult load(void **m, const void *image, const char *how)
 	if (!fm)
 		return 2;
 	fm->instrumented = is_text(image);
+	if (!fm->instrumented)
+		cubin_regs(fm, image);
 	if (fm->instrumented) {
 		FILE *f = out ? fopen(out, "w") : NULL;
 
@@ -351,6 +420,8 @@ CUresult cuModuleLoadData(void **m, const void *image)
 {
 	struct fmod *fm = calloc(1, sizeof(*fm));
 
+	if (fm && !is_text(image))
+		cubin_regs(fm, image);
 	*m = fm;
 	return fm ? OK : 2;
 }
@@ -369,6 +440,12 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name)
 		return 2;
 	snprintf(ff->name, sizeof(ff->name), "%s", name);
 	ff->instrumented = ((struct fmod *)m)->instrumented;
+	for (int i = 0; i < ((struct fmod *)m)->nfuncs; i++)
+		if (getenv("FAKECUDA_REGS") &&
+		    !strcmp(((struct fmod *)m)->func[i], name)) {
+			ff->regs = ((struct fmod *)m)->regs[i];
+			ff->threads = ((struct fmod *)m)->threads[i];
+		}
 	*f = ff;
 	return OK;
 }
@@ -466,13 +543,18 @@ static void cupti_run(const char *name, unsigned gx, unsigned gy,
 
 /* A function's attributes: its dynamic shared memory limit (as a real
  * driver: 48 KB until raised), the carveout (-1 until set), the cluster
- * attributes (9-15) as set, 0 for the others. */
+ * attributes (9-15) as set, the registers and threads (FAKECUDA_REGS),
+ * 0 for the others. */
 CUresult cuFuncGetAttribute(int *v, int attr, void *f)
 {
 	const struct ffunc *ff = f;
 
 	if (attr == MAX_DYN_SMEM)
 		*v = ff->max_dyn ? ff->max_dyn : DEFAULT_DYN_SMEM;
+	else if (attr == NUM_REGS)
+		*v = ff->regs;
+	else if (attr == MAX_THREADS)
+		*v = ff->regs ? ff->threads ? ff->threads : 1024 : 0;
 	else if (attr >= 9 && attr < 16)
 		*v = ff->attr[attr] ? ff->attr[attr] - 1 : attr == 9 ? -1 : 0;
 	else

@@ -214,7 +214,7 @@ grep -q "$VADD: attribute 14 0 -> 1, as the original's" "$T/err" ||
 # modules loaded before -p attached)
 printf 'not a fatbin' >"$T/opaque.img"
 run "$T/v.cfg" "$T/opaque.img" $VADD
-[ "$(grep -c "skipped $VADD: SASS only (no PTX for it in the program's fatbins)" "$T/err")" = 1 ] ||
+[ "$(grep -c "skipped $VADD: SASS only (no PTX for it in the program's fatbins or in a cubin in memory)" "$T/err")" = 1 ] ||
 	{ cat "$T/err"; fail "no .nv_fatbin: SASS-only report"; }
 [ "$(grep -c ': original$' "$T/out")" = 5 ] || fail "no .nv_fatbin: launches changed"
 ld -r -b binary -o "$T/fb.o" "$T/vadd.fatbin" &&
@@ -236,7 +236,7 @@ GPUTRACE_AGENT_CONFIG=$T/all.cfg HOOKPROG_DLOPEN=$T/libfb.so LD_PRELOAD=$AGENT \
 [ "$(grep -c " $VADD: instrumented, " "$T/out")" = 5 ] ||
 	{ cat "$T/out" "$T/err"; fail "PTX from a dlopened object's .nv_fatbin"; }
 grep -q "^cuLaunchKernel $GLOBAL: original\$" "$T/out" &&
-	grep -q "skipped $GLOBAL: SASS only (no PTX for it in the program's fatbins)" "$T/err" ||
+	grep -q "skipped $GLOBAL: SASS only (no PTX for it in the program's fatbins or in a cubin in memory)" "$T/err" ||
 	{ cat "$T/out" "$T/err"; fail "a dlclosed object's fatbins"; }
 
 # ---- a configuration that cannot be read: pass through, say so once

@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fatbin_kernels ks;
 	struct fatbin_ptx_list pl;
 	struct fatbin_cubin_ptx x;
+	struct fatbin_cubin_func f;
 	struct fatbin_arch a;
 	char err[256];
 
@@ -44,5 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fatbin_cubin_ptx(data, size, 90, "k", &x, err, sizeof(err)) == 0)
 		free(x.text);
 	fatbin_cubin_arch(data, size, &a);
+	/* "memk": tests/cubin/memk.cu's kernel, for seeds made of it */
+	fatbin_cubin_func(data, size, "k", &f);
+	fatbin_cubin_func(data, size, "memk", &f);
 	return 0;
 }

@@ -6,7 +6,13 @@
 # gt_add_kernel, grid G x num_warps W, a step) until a stop file exists.
 # 20 times: gputrace -p attaches with cuda:launch, cuda:complete and
 # gpu:warp on the Triton kernel for 2 seconds, then Ctrl-C detaches.
+# The Triton kernel is loaded before the first attach: the agent finds its
+# PTX in the cubin Triton keeps in memory (docs/attach.md, "Cubins in
+# memory").
 # Checks:
+#   - -l 'gpu:*' -p lists gt_add_kernel as instrumentable (from memory)
+#   - cycle 1 (with -v): the PTX came "from a cubin in memory"; the scan's
+#     time is printed (INFO line)
 #   - every cycle: gputrace exits 0; the Triton kernel launched; gpu:warp
 #     = its launches seen by cuda:launch x G x W (exact: the agent sees
 #     both); cuda:complete timed kernel runs
@@ -33,12 +39,20 @@ W=4
 PROBES='cuda:launch:gt_add_kernel { @l = count(); }
 cuda:complete { @c = count(); }
 gpu:warp:gt_add_kernel { @w = count(); }'
+"$GT" -l 'gpu:*' -p $P >"$T/list" 2>&1
+if grep -qx 'gpu:warp:gt_add_kernel' "$T/list"; then
+	ok "-l -p: gt_add_kernel listed as instrumentable"
+else
+	bad "-l -p" "$(grep gt_add_kernel "$T/list" | head -3 | tr '\n' ' ')"
+fi
 n=1
 while [ $n -le "$CYCLES" ]; do
 	# 2 s from the moment every probe is in place and the agent in
 	# (starting on a torch process takes seconds: a SIGINT before the
 	# probes are in ends gputrace as it ends bpftrace, with 130)
-	__BPFTRACE_NOTIFY_PROBES_ATTACHED=1 "$GT" -q -f json -o "$T/p$n.out" \
+	v=
+	[ $n = 1 ] && v=-v
+	__BPFTRACE_NOTIFY_PROBES_ATTACHED=1 "$GT" $v -q -f json -o "$T/p$n.out" \
 		-p $P -e "$PROBES" >/dev/null 2>"$T/p$n.err" &
 	g=$!
 	i=0
@@ -52,10 +66,10 @@ while [ $n -le "$CYCLES" ]; do
 	kill -INT $g 2>/dev/null
 	# a detach that hangs: KILL after 30 s (the job must survive that too)
 	( sleep 30; kill -KILL $g 2>/dev/null ) &
-	w=$!
+	wd=$!
 	wait $g
 	rc=$?
-	kill $w 2>/dev/null
+	kill $wd 2>/dev/null
 	l=$(val p$n @l) c=$(val p$n @c) w=$(val p$n @w)
 	if [ $rc -ne 0 ]; then
 		bad "cycle $n: gputrace status" "$rc: $(head -3 "$T/p$n.err" | tr '\n' ' ')"
@@ -67,6 +81,12 @@ while [ $n -le "$CYCLES" ]; do
 		expect_eq "cycle $n: gpu:warp = $l launches x $G x $W" "$w" $((l * G * W))
 		[ "${c:-0}" -gt 0 ] && ok "cycle $n: cuda:complete ($c runs)" ||
 			bad "cycle $n: cuda:complete" "no kernel run timed"
+	fi
+	if [ $n = 1 ]; then
+		grep -h 'memory scan' "$T/p1.err" | sed 's/^/INFO /'
+		grep -q 'gt_add_kernel: PTX from a cubin in memory' "$T/p1.err" &&
+			ok "cycle 1: PTX from a cubin in memory" ||
+			bad "cycle 1: -v" "no 'PTX from a cubin in memory': $(why_zero p1 gt_add_kernel)"
 	fi
 	kill -0 $P 2>/dev/null || { bad "cycle $n" "the job died"; break; }
 	n=$((n + 1))
