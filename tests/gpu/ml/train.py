@@ -6,7 +6,8 @@ deterministic algorithms; then a CUDA graph of the forward pass replayed
 --replays times on a stream of its own, and a Triton vector add
 (gt_add_kernel, BLOCK 1024, num_warps 4) launched --adds times.  With
 --loop STOP it trains, one Triton add a step, until the file STOP exists
-(touching --ready once warm), for attaching to with -p.
+(touching --ready once warm), for attaching to with -p; its model starts
+again from the seed every --period steps, so its losses repeat.
 
 Machine-readable lines:
   loss STEP HEX            the step's loss, float.hex(): bit-exact
@@ -102,13 +103,19 @@ def main():
     ap.add_argument("--adds", type=int, default=10)
     ap.add_argument("--loop", help="train until this file exists")
     ap.add_argument("--ready", help="touched once warm (--loop)")
+    ap.add_argument("--period", type=int, default=100,
+                    help="--loop: steps before the model starts again")
     args = ap.parse_args()
     model, x, y, opt, a, b = setup()
     out = torch.empty_like(a)
     if args.loop:
+        # every PERIOD steps the model starts again from its seed: the
+        # losses repeat, and a native run of PERIOD steps checks them all
         i = 0
         while not os.path.exists(args.loop):
-            step(model, x, y, opt, i)
+            if i and i % args.period == 0:
+                model, x, y, opt, a, b = setup()
+            step(model, x, y, opt, i % args.period)
             grid = triton_add(a, b, out)
             i += 1
             if args.ready and i == 3:
