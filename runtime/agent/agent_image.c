@@ -544,9 +544,12 @@ static bool cand_fits(const struct cand *c, agent_attr_fn attr, void *arg,
 	 * the stack frame; static shared memory is not compared (ptxas
 	 * gives an sm_90a kernel with an extern shared array a 1 KiB
 	 * .nv.shared.NAME, and Triton's variants differ in dynamic shared
-	 * memory only): docs/attach.md */
+	 * memory only): docs/attach.md.  The H100's driver (580) reports
+	 * 1024 threads for a Triton kernel whose PTX says .maxntid 128:
+	 * 1024, the device's limit, tells nothing */
 	return (regs <= 0 || (unsigned)regs == c->f.regs) &&
-	       (thr <= 0 || !c->threads || (unsigned)thr == c->threads) &&
+	       (thr <= 0 || thr >= 1024 || !c->threads ||
+		(unsigned)thr == c->threads) &&
 	       (loc < 0 || (unsigned)loc >= c->f.frame);
 }
 

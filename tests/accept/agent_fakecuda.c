@@ -445,6 +445,9 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name)
 		    !strcmp(((struct fmod *)m)->func[i], name)) {
 			ff->regs = ((struct fmod *)m)->regs[i];
 			ff->threads = ((struct fmod *)m)->threads[i];
+			/* a real driver's figure for a Triton kernel */
+			if (getenv("FAKECUDA_THREADS"))
+				ff->threads = atoi(getenv("FAKECUDA_THREADS"));
 		}
 	*f = ff;
 	return OK;

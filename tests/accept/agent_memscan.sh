@@ -149,6 +149,13 @@ session warps
 counted warps '^\.maxntid 128, 1, 1' '^\.maxntid 256'
 stop warps
 
+# the driver reports 1024 threads for a .maxntid 128 kernel (an H100 did,
+# driver 580): the device's limit, not compared; the one cubin is used
+ARGS="$T/v3.cubin" start FAKECUDA_REGS=1 FAKECUDA_THREADS=1024
+session limit
+counted limit '^\.maxntid 128, 1, 1' '^\.maxntid 256'
+stop limit
+
 # the same without the driver's registers: ambiguous, refused
 ARGS="$T/v1.cubin $T/v2.cubin" start
 session ambiguous
