@@ -57,6 +57,13 @@ enum devrt_op {
 	DEVRT_OP_LHIST,
 	DEVRT_OP_SMLOAD,
 };
+/*
+ * Or'ed into a hist or lhist call's op when the program keeps the sum
+ * word (--metrics, pl_opts.hist_sum): without it the call adds nothing
+ * there, so an update costs what it did before the word existed.
+ */
+#define DEVRT_OP_F_SUM	0x100u
+#define DEVRT_OP_KIND	0xffu	/* op without its flags */
 
 /* descriptor flags */
 #define DEVRT_F_SIGNED	1u	/* min/max compare as signed */
