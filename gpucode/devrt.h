@@ -25,7 +25,8 @@
  * keeps no such thing and the text output never shows it.  The eBPF maps
  * keep it the same way: the entry whose bucket index is the bucket count
  * (docs/fleet.md).  A hist's sum is word DEVRT_HIST_BUCKETS; any hist or
- * lhist's is word nwords - 1.
+ * lhist's is word nwords - 1.  Only a program run with --metrics adds
+ * to it (DEVRT_OP_F_SUM below); the word is there either way.
  */
 #define DEVRT_HIST_WORDS (DEVRT_HIST_BUCKETS + 1u)
 
