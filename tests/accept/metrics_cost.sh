@@ -61,23 +61,19 @@ q1=$(printf '%s\n' "$don" | probe 1)
 q2=$(printf '%s\n' "$don" | probe 2)
 [ -n "$p0" ] && [ -n "$p1" ] && [ -n "$p2" ] && [ -n "$q0" ] && [ -n "$q1" ] &&
 	[ -n "$q2" ] || bad "a probe function is missing from the dumps"
-[ "$(printf '%s\n' "$p0" | grep -c 'fns\.b32')" -eq 0 ] ||
-	bad "entry hist without --metrics: shuffles"
-[ "$(printf '%s\n' "$p0" | grep -c 'add\.u64 %gt_d0_[0-9]*a,')" -eq 1 ] ||
-	bad "entry hist without --metrics: not one deferred add"
-[ "$(printf '%s\n' "$q0" | grep -c 'fns\.b32')" -eq 5 ] ||
-	bad "entry hist with --metrics: no rank scan"
-[ "$(printf '%s\n' "$q0" | grep -c 'add\.u64 %gt_d0_[0-9]*a, %t0, 416;')" -eq 1 ] ||
-	bad "entry hist with --metrics: no add to the sum word"
-[ "$(printf '%s\n' "$p1" | grep -c 'red\.global\.add\.u64')" -eq 1 ] ||
-	bad "warp hist without --metrics: not one red"
-[ "$(printf '%s\n' "$q1" | grep -c 'red\.global\.add\.u64 \[%t0+416\], %r3;')" -eq 1 ] ||
-	bad "warp hist with --metrics: no red on the sum word"
-[ "$(printf '%s\n' "$p2" | grep -c 'call __gt_rt_agg8, (.*, 6);')" -eq 1 ] &&
-	[ "$(printf '%s\n' "$p2" | grep -c 'call __gt_rt_agg0, (.*, 7);')" -eq 1 ] ||
-	bad "runtime calls without --metrics: not the plain ops"
-[ "$(printf '%s\n' "$q2" | grep -c 'call __gt_rt_agg8, (.*, 262);')" -eq 1 ] &&
-	[ "$(printf '%s\n' "$q2" | grep -c 'call __gt_rt_agg0, (.*, 263);')" -eq 1 ] ||
-	bad "runtime calls with --metrics: no DEVRT_OP_F_SUM"
+# want N TEXT PATTERN WHAT: TEXT has N lines matching PATTERN
+want() {
+	[ "$(printf '%s\n' "$2" | grep -c -- "$3")" -eq "$1" ] || bad "$4"
+}
+want 0 "$p0" 'fns\.b32' "entry hist without --metrics: shuffles"
+want 1 "$p0" 'add\.u64 %gt_d0_[0-9]*a,' "entry hist without --metrics: not one deferred add"
+want 5 "$q0" 'fns\.b32' "entry hist with --metrics: no rank scan"
+want 1 "$q0" 'add\.u64 %gt_d0_[0-9]*a, %t0, 416;' "entry hist with --metrics: no add to the sum word"
+want 1 "$p1" 'red\.global\.add\.u64' "warp hist without --metrics: not one red"
+want 1 "$q1" 'red\.global\.add\.u64 \[%t0+416\], %r3;' "warp hist with --metrics: no red on the sum word"
+want 1 "$p2" 'call __gt_rt_agg8, (.*, 6);' "keyed hist call without --metrics: not the plain op"
+want 1 "$p2" 'call __gt_rt_agg0, (.*, 7);' "lhist call without --metrics: not the plain op"
+want 1 "$q2" 'call __gt_rt_agg8, (.*, 262);' "keyed hist call with --metrics: no DEVRT_OP_F_SUM"
+want 1 "$q2" 'call __gt_rt_agg0, (.*, 263);' "lhist call with --metrics: no DEVRT_OP_F_SUM"
 [ $fail -eq 0 ] || { printf '%s\n' "$doff" "$don" | head -400; exit 1; }
 exit 0
