@@ -1457,7 +1457,9 @@ static void gen_lhist_index(struct cg *g, const struct map_sym *m)
  * index is the bucket count, one past the last bucket: the sum of the
  * values (Prometheus' _sum, docs/fleet.md).  The device runtime keeps it
  * as the word after the buckets, where the agent's host path puts it too
- * (gpucode/devrt.h); maps_read() takes it out of the buckets.
+ * (gpucode/devrt.h); maps_read() takes it out of the buckets.  Only
+ * with cg_opts.hist_sum (--metrics, the one reader): a second map
+ * operation per update otherwise paid for nothing.
  */
 static void gen_hist_sum(struct cg *g, struct map_sym *m,
 			 const struct map_layout *ml, int key, int x)
@@ -1583,7 +1585,7 @@ static void gen_agg(struct cg *g, struct node *assign)
 	}
 	call_update(g, m, key, val);
 	patch(g, jdone);
-	if (ml->has_bucket)
+	if (ml->has_bucket && g->opts->hist_sum)
 		gen_hist_sum(g, m, ml, key, x);
 	g->sp = save;
 }
@@ -2180,6 +2182,7 @@ int cg_build(struct unit *u, const struct cg_opts *opts, struct gt_object *obj)
 	int err = 0;
 
 	memset(obj, 0, sizeof(*obj));
+	obj->hist_sum = opts->hist_sum;
 	/* owned by OBJ: several objects live at once at the prompt */
 	g.layouts = calloc(u->nmaps + 1, sizeof(*g.layouts));
 	if (!g.layouts)

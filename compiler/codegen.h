@@ -26,6 +26,13 @@ struct cg_opts {
 	uint32_t map_keys_max;	/* entries of a map, 0: 4096 */
 	int helper_check;	/* -k: 1 map updates and deletes, -kk: 2 also
 				 * reads of absent keys */
+	/*
+	 * hist()/lhist() also add their values to the sum beside the
+	 * buckets (--metrics' _sum).  Off, the slot stays (one layout) but
+	 * nothing updates it: an update costs what it did before the sum
+	 * (docs/fleet.md).  Kept in gt_object.hist_sum for device_lower().
+	 */
+	bool hist_sum;
 };
 
 #define GT_EVENTS_MAP_SIZE (1u << 20)

@@ -96,6 +96,7 @@ int device_lower(const struct unit *u, const struct gt_object *obj,
 			 * a gpu:mem clause runs many times per thread */
 			.defer = !p->probe->retprobe && !p->probe->mem,
 			.mem = p->probe->mem,
+			.hist_sum = obj->hist_sum,
 		};
 
 		if (!p->probe->prov->device)

@@ -61,6 +61,7 @@ struct gt_object {
 	struct gt_bpf_prog *progs;
 	int nprogs;
 	void *cg_priv;			/* the code generator's (map layouts) */
+	bool hist_sum;			/* cg_opts.hist_sum, for device_lower() */
 };
 
 /* Append a copy of DEF / PROG (the object takes PROG's insns); index or -ENOMEM. */

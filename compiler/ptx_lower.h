@@ -35,6 +35,12 @@ struct pl_opts {
 	bool defer;
 	/* a gpu:mem clause (PL_WARP): elect from the site's mask */
 	bool mem;
+	/*
+	 * hist()/lhist() add to the sum word after the buckets too
+	 * (cg_opts.hist_sum, --metrics); off, the word is left alone and
+	 * the update is what it was before there was one.
+	 */
+	bool hist_sum;
 };
 
 /* Words of the launch parameter (gpucode/agent_proto.h) a probe reads. */

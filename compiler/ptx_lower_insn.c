@@ -492,7 +492,7 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 				  "\tmatch.any.sync.b32 %%u0, %%u4, %%u0;\n");
 		else if (k == AI_HIST)
 			pl_printf(b, "\tmatch.any.sync.b32 %%u0, %%u3, %%u0;\n");
-		if (k == AI_HIST)
+		if (k == AI_HIST && c->opts->hist_sum)
 			group_sum(c);
 		pl_printf(b, "\tbrev.b32 %%u1, %%u0;\n"
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
@@ -509,10 +509,15 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		update(c, i, "%t0", 0, "%r0");
 		break;
 	case AI_HIST:
+		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n");
+		if (!c->opts->hist_sum) {
+			pl_printf(b, "\tadd.u64 %%t0, %%t0, %%t1;\n");
+			update(c, i, "%t0", 0, "%r0");
+			break;
+		}
 		/* the bucket, then the sum word after the buckets (%r3: the
 		 * group's values added up) */
-		pl_printf(b, "\tmul.wide.u32 %%t1, %%u3, 8;\n"
-			  "\tadd.u64 %%t1, %%t0, %%t1;\n");
+		pl_printf(b, "\tadd.u64 %%t1, %%t0, %%t1;\n");
 		update(c, i, "%t1", 0, "%r0");
 		update(c, i, "%t0", DEVRT_HIST_BUCKETS, "%r3");
 		break;
@@ -631,6 +636,10 @@ static int call(struct pl_ctx *c, size_t i)
 		const struct gt_dev_map *m = NULL;
 		const char *val = id == GT_DH_AGG_COUNT ? "0" : "%r3";
 		int op = DEVRT_OP_COUNT + (id - GT_DH_AGG_COUNT);
+
+		if (c->opts->hist_sum &&
+		    (id == GT_DH_AGG_HIST || id == GT_DH_AGG_LHIST))
+			op |= DEVRT_OP_F_SUM;
 
 		if (r1->kind == PK_CONST)
 			m = pl_map(c, r1->val);

@@ -25,7 +25,8 @@
  * keeps no such thing and the text output never shows it.  The eBPF maps
  * keep it the same way: the entry whose bucket index is the bucket count
  * (docs/fleet.md).  A hist's sum is word DEVRT_HIST_BUCKETS; any hist or
- * lhist's is word nwords - 1.
+ * lhist's is word nwords - 1.  Only a program run with --metrics adds
+ * to it (DEVRT_OP_F_SUM below); the word is there either way.
  */
 #define DEVRT_HIST_WORDS (DEVRT_HIST_BUCKETS + 1u)
 
@@ -57,6 +58,13 @@ enum devrt_op {
 	DEVRT_OP_LHIST,
 	DEVRT_OP_SMLOAD,
 };
+/*
+ * Or'ed into a hist or lhist call's op when the program keeps the sum
+ * word (--metrics, pl_opts.hist_sum): without it the call adds nothing
+ * there, so an update costs what it did before the word existed.
+ */
+#define DEVRT_OP_F_SUM	0x100u
+#define DEVRT_OP_KIND	0xffu	/* op without its flags */
 
 /* descriptor flags */
 #define DEVRT_F_SIGNED	1u	/* min/max compare as signed */

@@ -583,7 +583,9 @@ int main(int argc, char **argv)
 		sema_dump(stderr, u);
 	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid,
 				 .map_keys_max = btenv.map_keys_max,
-				 .helper_check = helper_check };
+				 .helper_check = helper_check,
+				 /* hist sums: read by the metrics page only */
+				 .hist_sum = sopts.metrics != NULL };
 
 	have_obj = true;
 	if (cg_build(u, &copts, &obj))

@@ -391,18 +391,20 @@ IN void group_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w,
 }
 
 /*
- * hist, lhist: VAL adds to the sum word after the buckets too (devrt.h),
- * on slot S (0: this SM's shard's).  Each lane adds its own: a reduction
- * over the lanes of a slot took two more registers in every kernel
- * instrumented with a keyed hist (tests/unit/test_lower.c's budget),
- * and a red the lane does not wait for is cheap next to the slot's
- * lookup.  Before the bucket is known: callers compute it again after,
- * so it is not live here.
+ * hist, lhist with DEVRT_OP_F_SUM (--metrics): VAL adds to the sum word
+ * after the buckets too (devrt.h), on slot S (0: this SM's shard's).
+ * Each lane adds its own: a reduction over the lanes of a slot took two
+ * more registers in every kernel instrumented with a keyed hist
+ * (tests/unit/test_lower.c's budget), and a red the lane does not wait
+ * for is cheap next to the slot's lookup.  Callers compute the bucket
+ * again after the slot's lookup and this add, and clear the flag on
+ * every path: the budget's saxpy with a keyed hist takes 15 registers
+ * more so, with the sum or without; keeping the bucket across the
+ * lookup (as before the sum) took 16, clearing the flag only where it
+ * was set 18.
  */
-IN void hist_sum(const struct devrt_map_desc *d, u64 *s, u64 op, u64 val)
+IN void hist_sum(const struct devrt_map_desc *d, u64 *s, u64 val)
 {
-	if (op != DEVRT_OP_HIST && op != DEVRT_OP_LHIST)
-		return;
 	if (!s)
 		s = (u64 *)(shard_base(d) + DEVRT_LINE);
 	atomicAdd(s + 2 + (d->key_size + 7) / 8 + cld32(&d->nwords) - 1, val);
@@ -413,9 +415,11 @@ RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 	const struct devrt_map_desc *d = desc_of(ctx, map);
 	u32 w;
 
-	if (agg_word(d, op, val) == ~0u)
+	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u)
 		return;
-	hist_sum(d, 0, op, val);
+	if (op & DEVRT_OP_F_SUM)
+		hist_sum(d, 0, val);
+	op &= DEVRT_OP_KIND;
 	w = agg_word(d, op, val);
 	group_apply(d, 0, op, w, uniform_group((u64)map << 32 | w), val);
 }
@@ -433,7 +437,7 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 	u32 w;
 	u64 *s;
 
-	if (agg_word(d, op, val) == ~0u)
+	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u)
 		return;
 	if (!d->key_size) {
 		__gt_rt_agg0(ctx, map, val, op);
@@ -442,7 +446,9 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 	s = find_slot(d, key, true);
 	if (!s)
 		return;
-	hist_sum(d, s, op, val);
+	if (op & DEVRT_OP_F_SUM)
+		hist_sum(d, s, val);
+	op &= DEVRT_OP_KIND;
 	w = agg_word(d, op, val);
 	group_apply(d, s, op, w, __match_any_sync(__activemask(), (u64)s + w),
 		    val);
@@ -491,13 +497,16 @@ RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 	u32 w;
 	u64 *s;
 
-	if (agg_word(d, op, val) == ~0u || !d->key_size || d->key_size > 8)
+	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u || !d->key_size ||
+	    d->key_size > 8)
 		return;
 	s = table8(d, shard_base(d), key_word((const u64 *)key, 0,
 					      d->key_size));
 	if (!s)
 		return;
-	hist_sum(d, s, op, val);
+	if (op & DEVRT_OP_F_SUM)
+		hist_sum(d, s, val);
+	op &= DEVRT_OP_KIND;
 	w = agg_word(d, op, val);
 	group_apply(d, s, op, w, __match_any_sync(__activemask(), (u64)s + w),
 		    val);

@@ -10,7 +10,9 @@
 # than @host: its device part is there.  @grid, a hist the agent's host
 # path keeps (its sum in the word after the buckets), has the _sum of
 # the values it was given: @grid_total's, a sum() of the same values,
-# and as many as @host counted.  Needs root and the uprobe PMU.
+# and as many as @host counted.  Without --metrics (no sum updated) the
+# exit dump's @grid, @grid_total and @host are the same.  Needs root and
+# the uprobe PMU.
 # Exit 0 pass, 1 fail (saying why), 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -67,4 +69,25 @@ if [ -z "$gs" ] || [ "$gs" != "$gt" ] || [ "$gs" -le 0 ] ||
 	cat "$MDIR/page"
 	exit 1
 fi
+
+# without --metrics the host path keeps no sum (one map operation per
+# update, docs/fleet.md) and does the rest the same: the exit dump's
+# @grid buckets, @grid_total and @host are the --metrics run's
+timeout -k 5 60 "$GT" -q -c "$T/prog $T/vadd.fatbin $VADD" -e '
+gpu:warp:vadd { @both = count(); }
+cuda:launch { @both = count(); @host = count();
+	@grid = hist(gridDim.x); @grid_total = sum(gridDim.x); }' \
+	>"$MDIR/plain.out" 2>"$MDIR/plain.err" </dev/null ||
+	{ echo "gputrace without --metrics failed:"; cat "$MDIR/plain.err"; exit 1; }
+# the lines of map NAME in an exit dump, up to the blank line after it
+dump_map() { awk -v m="@$2:" 'index($0, m) == 1 { p = 1 } p && $0 == "" { exit } p' "$1"; }
+for m in grid grid_total host; do
+	a=$(dump_map "$MDIR/dev.out" $m)
+	b=$(dump_map "$MDIR/plain.out" $m)
+	if [ -z "$a" ] || [ "$a" != "$b" ]; then
+		echo "@$m with --metrics:"; echo "$a"
+		echo "@$m without:"; echo "$b"
+		exit 1
+	fi
+done
 exit 0

@@ -688,7 +688,9 @@ int main(void)
 		struct pl_opts o;
 
 		lp_build(&progs[i], i);
-		o = (struct pl_opts){ i, progs[i].mode, false };
+		/* hist_sum: the sum words are checked too */
+		o = (struct pl_opts){ .index = i, .mode = progs[i].mode,
+				      .hist_sum = true };
 		if (vf_verify(progs[i].in, progs[i].n, maps, LM_N,
 			      progs[i].name, NULL, err, sizeof(err)) ||
 		    pl_lower(progs[i].in, progs[i].n, maps, LM_N, &o, &f[i],

@@ -97,6 +97,9 @@ static int regs_of(const char *log, const char *name)
 	return r;
 }
 
+/* pl_opts.hist_sum for lower_one(): the program runs with --metrics */
+static bool lower_hist_sum;
+
 static int lower_one(int which, bool no_promote, struct pl_func *f,
 		     char *err, size_t errlen)
 {
@@ -104,7 +107,8 @@ static int lower_one(int which, bool no_promote, struct pl_func *f,
 
 	lp_build(&prog, which);
 	o = (struct pl_opts){ .index = which, .mode = prog.mode,
-			       .no_promote = no_promote };
+			       .no_promote = no_promote,
+			       .hist_sum = lower_hist_sum };
 	return pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, f, err,
 			errlen);
 }
@@ -329,6 +333,45 @@ static void test_defer(void)
 }
 
 /*
+ * The sum word after a hist's buckets is updated only with
+ * pl_opts.hist_sum (--metrics).  Without: the inline hist adds to its
+ * bucket alone (no shuffles, one red) and the runtime's calls get the
+ * plain op.  With: the bucket group's values added up (a rank scan of
+ * shuffles) go to the sum word after the 34 buckets, and the calls get
+ * DEVRT_OP_F_SUM.  F: lowered without.
+ */
+static void test_hist_sum(const struct pl_func *f)
+{
+	char sumw[64], bucket[96], call0[64], call1[64], err[256];
+	struct pl_func t = { 0 }, a = { 0 };
+	int r;
+
+	snprintf(sumw, sizeof(sumw), "red.global.add.u64 [%%t0+%u], %%r3;",
+		 DEVRT_LINE + 16 + 8 * DEVRT_HIST_BUCKETS);
+	snprintf(bucket, sizeof(bucket), "add.u64 %%t0, %%t0, %%t1;\n"
+		 "\tred.global.add.u64 [%%t0+%u], %%r0;", DEVRT_LINE + 16);
+	snprintf(call0, sizeof(call0), "call __gt_rt_agg8, (%%pctx, %%r1, "
+		 "%%r2, %%r3, %d);", DEVRT_OP_HIST);
+	snprintf(call1, sizeof(call1), "call __gt_rt_agg8, (%%pctx, %%r1, "
+		 "%%r2, %%r3, %u);", DEVRT_OP_HIST | DEVRT_OP_F_SUM);
+	CHECK(!strstr(f[LP_LOOPT].text, "fns.b32") &&
+	      !strstr(f[LP_LOOPT].text, sumw) &&
+	      strstr(f[LP_LOOPT].text, bucket), "inline_hist_no_sum");
+	CHECK(strstr(f[LP_AGGS].text, call0) && !strstr(f[LP_AGGS].text, call1),
+	      "call_hist_no_sum");
+	lower_hist_sum = true;
+	r = lower_one(LP_LOOPT, false, &t, err, sizeof(err)) ||
+	    lower_one(LP_AGGS, false, &a, err, sizeof(err));
+	lower_hist_sum = false;
+	CHECK(!r && strstr(t.text, "fns.b32 %u1, %u0, %u2, 17;") &&
+	      strstr(t.text, sumw), "inline_hist_sum_word");
+	CHECK(!r && strstr(a.text, call1) && !strstr(a.text, call0),
+	      "call_hist_sum_flag");
+	pl_func_free(&t);
+	pl_func_free(&a);
+}
+
+/*
  * Loops: the analysis runs to a fixed point over the jump back, updates
  * in a loop are not deferred (a deferred one would keep its last round
  * only), and the code jumps back to the loop's label.
@@ -363,16 +406,7 @@ static void test_loops(const struct pl_func *f)
 	CHECK(strstr(f[LP_LOOPT].text, "match.any.sync.b32") &&
 	      strstr(f[LP_LOOPT].text, "call __gt_rt_agg8,"),
 	      "loop_thread_warp_helpers");
-	/* the inline hist adds the bucket group's values up (a rank scan
-	 * of shuffles) into the sum word after the 34 buckets */
-	{
-		char want[64];
-
-		snprintf(want, sizeof(want), "red.global.add.u64 [%%t0+%u], %%r3;",
-			 DEVRT_LINE + 16 + 8 * DEVRT_HIST_BUCKETS);
-		CHECK(strstr(f[LP_LOOPT].text, "fns.b32 %u1, %u0, %u2, 17;") &&
-		      strstr(f[LP_LOOPT].text, want), "inline_hist_sum_word");
-	}
+	test_hist_sum(f);
 	/* an entry probe defers its updates, except those in a loop */
 	lp_build(&prog, LP_LOOPW);
 	r = pl_lower(prog.in, (size_t)prog.n, maps, LM_N, &o, &g, err,
@@ -636,19 +670,24 @@ static void test_budget(void)
 		return;
 	}
 	for (int k = 0; k < 2; k++) {
-		int b = -1, c = -1, h = -1, c2 = -1, h2 = -1;
+		int b = -1, c = -1, h = -1, c2 = -1, h2 = -1, hs = -1;
 
 		splice_regs(ptx, LP_COUNT, false, kern[k], &b, &c);
 		splice_regs(ptx, LP_HIST, false, kern[k], &b, &h);
 		splice_regs(ptx, LP_COUNT, true, kern[k], &b, &c2);
 		splice_regs(ptx, LP_HIST, true, kern[k], &b, &h2);
+		/* --metrics: the hist's call adds to the sum word too */
+		lower_hist_sum = true;
+		splice_regs(ptx, LP_HIST, false, kern[k], &b, &hs);
+		lower_hist_sum = false;
 		printf("INFO registers %s: plain %d, count probe %d (%+d), "
-		       "hist probe %d (%+d); at entry and exit: count %d, "
-		       "hist %d\n", kern[k], b, c, c - b, h, h - b, c2, h2);
+		       "hist probe %d (%+d), with its sum %d (%+d); at entry "
+		       "and exit: count %d, hist %d\n", kern[k], b, c, c - b,
+		       h, h - b, hs, hs - b, c2, h2);
 		snprintf(name, sizeof(name), "register_budget_%s",
 			 k ? "mm4" : "saxpy");
-		CHECK(b > 0 && c > 0 && h > 0 && c - b <= 16 && h - b <= 16,
-		      name);
+		CHECK(b > 0 && c > 0 && h > 0 && hs > 0 && c - b <= 16 &&
+		      h - b <= 16 && hs - b <= 16, name);
 	}
 	free(ptx);
 }
