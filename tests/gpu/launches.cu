@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cupti_floor.h"
+#include "gpu_check.h"
 
 namespace gt {
 template <typename T>
@@ -65,23 +66,6 @@ static const char drv_ptx[] =
 	"{\n"
 	"\tret;\n"
 	"}\n";
-
-#define CK(x) do {							\
-	cudaError_t e_ = (x);						\
-	if (e_ != cudaSuccess) {					\
-		fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__,	\
-			#x, cudaGetErrorString(e_));			\
-		exit(1);						\
-	}								\
-} while (0)
-#define CD(x) do {							\
-	CUresult r_ = (x);						\
-	if (r_ != CUDA_SUCCESS) {					\
-		fprintf(stderr, "%s:%d: %s: error %d\n", __FILE__,	\
-			__LINE__, #x, (int)r_);				\
-		exit(1);						\
-	}								\
-} while (0)
 
 static volatile sig_atomic_t go;
 
