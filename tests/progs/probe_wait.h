@@ -62,7 +62,15 @@ static int probed(const char *spec)
  */
 static int wait_probes(const char *who, char *list)
 {
-	char *spec, *save = NULL;
+	char *spec, *save = NULL, copy[1024];
+
+	/* every entry's first byte, before any is hooked: a jmp there
+	 * later is the agent's */
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (spec = strtok_r(copy, ",", &save); spec;
+	     spec = strtok_r(NULL, ",", &save))
+		probed(spec);
+	save = NULL;
 
 	for (spec = strtok_r(list, ",", &save); spec;
 	     spec = strtok_r(NULL, ",", &save)) {
