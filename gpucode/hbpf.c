@@ -224,6 +224,10 @@ struct run {
 	uint8_t *vals[HBPF_VALS];	/* map values handed out, ring order */
 	uint32_t vsize[HBPF_VALS];
 	int nvals;
+	/* the last one, checked inline: a program reads the value it just
+	 * looked up (a kernel name's 64 bytes, a count) */
+	uintptr_t last;
+	uint64_t lsize;
 };
 
 /* Host pointer for N bytes at ADDR, or NULL when no region holds them:
@@ -253,6 +257,8 @@ mem(struct run *r, uint64_t addr, uint64_t n, bool write)
 
 	if (__builtin_expect(addr - s <= HBPF_STACK &&
 			     n <= HBPF_STACK - (addr - s), 1))
+		return (void *)(uintptr_t)addr;
+	if (addr - r->last <= r->lsize && n <= r->lsize - (addr - r->last))
 		return (void *)(uintptr_t)addr;
 	return mem_other(r, addr, n, write);
 }
@@ -291,6 +297,8 @@ static int call(struct run *r, const struct hbpf_ops *o, void *arg, int id,
 
 				r->vals[s] = v;
 				r->vsize[s] = m->value_size;
+				r->last = (uintptr_t)v;
+				r->lsize = m->value_size;
 			}
 			reg[0] = (uintptr_t)v;
 		} else if (id == BPF_FUNC_map_update_elem) {
@@ -540,6 +548,8 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 	r.stack = (uint8_t *)stack;
 	r.ctx = ctx;
 	r.nvals = 0;
+	r.last = 0;
+	r.lsize = 0;
 	if (!ops)
 		ops = &none;
 	reg[1] = (uintptr_t)ctx;

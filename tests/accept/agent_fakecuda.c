@@ -658,6 +658,20 @@ CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz,
 		      params, extra);
 }
 
+/* CUlaunchConfig's geometry (tests/progs/cuda_loop.c -x); attributes
+ * are not looked at */
+struct lconfig {
+	unsigned g[3], b[3], shmem;
+	void *stream;
+};
+
+CUresult cuLaunchKernelEx(const struct lconfig *c, void *f, void **params,
+			  void **extra)
+{
+	return launch("cuLaunchKernelEx", f, c->g[0], c->g[1], c->g[2],
+		      c->b[0], c->b[1], c->b[2], c->shmem, params, extra);
+}
+
 /* ---- graphs: one kernel node per graph, the v2 layout */
 struct knode {
 	void *func;
@@ -739,6 +753,7 @@ static const struct {
 	{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL },
 	{ "cuModuleUnload", (void *)cuModuleUnload, NULL },
 	{ "cuDriverGetVersion", (void *)cuDriverGetVersion, NULL },
+	{ "cuLaunchKernelEx", (void *)cuLaunchKernelEx, NULL },
 #ifndef FAKECUDA_NO_LIBRARY
 	{ "cuLibraryLoadData", (void *)cuLibraryLoadData, NULL },
 	{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel, NULL },
