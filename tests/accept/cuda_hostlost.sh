@@ -6,7 +6,9 @@
 # k0..k9 of a module, thread i launches k<i> with grid i + 1):
 #  - 10 threads launching N times each give exact counts, per kernel
 #    and per grid, and so do kernel uprobes (GPUTRACE_CUDA_UPROBES=1,
-#    fewer launches: each one traps);
+#    fewer launches: each one traps); so do 4 threads launching as the
+#    CUDA runtime does (cuda_loop -l -x: CUkernel handles of a library,
+#    by cuLaunchKernelEx), with clauses whose predicate reads pid;
 #  - a clause that prints on every launch at 100,000 launches a second
 #    (2 threads at 50,000) prints every line, each thread's exactly,
 #    and reports no loss;
@@ -59,6 +61,17 @@ grep -q 'cuLaunchKernel runs in the agent$' "$T/err" ||
 want "$(counts 10 "$N")"
 GPUTRACE_CUDA_UPROBES=1 go -c "$LOOP -m -t 10 -n 2000" -e "$COUNT"
 want "$(counts 10 2000)"
+
+# as the CUDA runtime (12 and later) launches: CUkernel handles of a
+# library, by cuLaunchKernelEx (cuda_loop -l -x); predicates on pid
+RT="$COUNT
+cuda:launch /pid != 0/ { @p = count(); } cuda:launch /pid == 0/ { @z = count(); }"
+go -v -c "$LOOP -l -x -t 4 -n $N" -e "$RT"
+grep -q 'cuLaunchKernelEx runs in the agent$' "$T/err" ||
+	{ echo "-v: cuLaunchKernelEx's clauses do not run in the agent:"; cat "$T/err"; exit 1; }
+want "$(counts 4 "$N"; printf '@p: %s\n@z: 0\n' $((4 * N)))"
+GPUTRACE_CUDA_UPROBES=1 go -c "$LOOP -l -x -t 4 -n 2000" -e "$RT"
+want "$(counts 4 2000; printf '@p: 8000\n@z: 0\n')"
 
 # every launch prints, 100,000 launches a second: all lines, no loss
 # (16-byte records: a thread's 256 KiB ring holds 300 ms of them, so a
