@@ -514,15 +514,17 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 	/*
 	 * Bytes, not pointers: a launch's run starts with cold caches (the
 	 * driver's own work between two), and 256 pointers are 32 lines of
-	 * which a program touches a line per opcode; these are 4, and 2.
+	 * which a program touches a line per opcode; these are 4, and 3.
 	 */
 	enum { GEN, LDX_DW, STX_DW, ST_DW, ST_W, MOV_X, MOV_K, ADD_K, JEQ_K,
-	       JNE_K, JA, LD_IMM64 };
+	       JNE_K, JA, LD_IMM64, CALL, EXIT, JSET_K, JEQ_X, JNE_X, RSH_K };
 	static const void *const lab[] = {
 		[GEN] = &&general, [LDX_DW] = &&ldx_dw, [STX_DW] = &&stx_dw,
 		[ST_DW] = &&st_dw, [ST_W] = &&st_w, [MOV_X] = &&mov_x,
 		[MOV_K] = &&mov_k, [ADD_K] = &&add_k, [JEQ_K] = &&jeq_k,
 		[JNE_K] = &&jne_k, [JA] = &&ja, [LD_IMM64] = &&ld_imm64,
+		[CALL] = &&call_, [EXIT] = &&exit_, [JSET_K] = &&jset_k,
+		[JEQ_X] = &&jeq_x, [JNE_X] = &&jne_x, [RSH_K] = &&rsh_k,
 	};
 	static const uint8_t fast[256] __attribute__((aligned(64))) = {
 		[BPF_LDX | BPF_MEM | BPF_DW] = LDX_DW,
@@ -536,6 +538,14 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 		[BPF_JMP | BPF_JNE | BPF_K] = JNE_K,
 		[BPF_JMP | BPF_JA] = JA,
 		[BPF_LD | BPF_IMM | BPF_DW] = LD_IMM64,
+		/* every program: its helpers, its end, the cuda:launch
+		 * filter's bit test; pid's shift, predicates' compares */
+		[BPF_JMP | BPF_CALL] = CALL,
+		[BPF_JMP | BPF_EXIT] = EXIT,
+		[BPF_JMP | BPF_JSET | BPF_K] = JSET_K,
+		[BPF_JMP | BPF_JEQ | BPF_X] = JEQ_X,
+		[BPF_JMP | BPF_JNE | BPF_X] = JNE_X,
+		[BPF_ALU64 | BPF_RSH | BPF_K] = RSH_K,
 	};
 	uint64_t stack[HBPF_STACK / 8], reg[11] = { 0 };
 	const struct bpf_insn *v = p->insns, *in;
@@ -617,6 +627,30 @@ ld_imm64:
 		goto general;
 	*d = HBPF_MAP_TAG | (uint32_t)in->imm;
 	pc += 2;
+	NEXT();
+call_:
+	n = call(&r, ops, arg, in->imm, reg);
+	if (n)
+		return n;
+	/* r1-r5 are clobbered by a call */
+	reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
+	pc++;
+	NEXT();
+exit_:
+	*ret = reg[0];
+	return 0;
+jset_k:
+	pc += 1 + (*d & (uint64_t)(int64_t)in->imm ? in->off : 0);
+	NEXT();
+jeq_x:
+	pc += 1 + (*d == reg[in->src_reg] ? in->off : 0);
+	NEXT();
+jne_x:
+	pc += 1 + (*d != reg[in->src_reg] ? in->off : 0);
+	NEXT();
+rsh_k:
+	*d >>= (uint64_t)(int64_t)in->imm & 63;
+	pc++;
 	NEXT();
 
 general: {

@@ -147,8 +147,24 @@ static void test_alu(void)
 		I_ALU64_REG(BPF_ADD, 0, 1), I_ALU64_IMM(BPF_SUB, 1, 1),
 		I_JMP_IMM(BPF_JNE, 1, 0, -3), I_EXIT(),
 	};
+	/* the handlers of their own: a shift, bit tests (the immediate
+	 * sign-extended), register compares; r0 = 2 + 8 */
+	const struct bpf_insn fast[] = {
+		I_LD64_LO(1, 0, 0x500000000ull), I_LD64_HI(0x500000000ull),
+		I_LD64_LO(3, 0, 1ull << 40), I_LD64_HI(1ull << 40),
+		I_MOV64_IMM(0, 0), I_ALU64_IMM(BPF_RSH, 1, 32),
+		I_JMP_IMM(BPF_JSET, 1, 4, 1), I_ALU64_IMM(BPF_ADD, 0, 1),
+		I_JMP_IMM(BPF_JSET, 1, 2, 1), I_ALU64_IMM(BPF_ADD, 0, 2),
+		I_MOV64_IMM(2, 5),
+		I_JMP_REG(BPF_JEQ, 1, 2, 1), I_ALU64_IMM(BPF_ADD, 0, 4),
+		I_JMP_REG(BPF_JNE, 1, 2, 1), I_ALU64_IMM(BPF_ADD, 0, 8),
+		I_JMP_IMM(BPF_JSET, 3, -1, 1), I_ALU64_IMM(BPF_ADD, 0, 16),
+		I_EXIT(),
+	};
 	uint64_t r;
 
+	CHECK(!run(fast, N(fast), NULL, NULL, NULL, &r) && r == 10,
+	      "alu/rsh, jset, jeq and jne of registers");
 	CHECK(!run(div0, N(div0), NULL, NULL, NULL, &r) && r == 0,
 	      "alu/division by zero is 0");
 	CHECK(!run(mod0, N(mod0), NULL, NULL, NULL, &r) && r == 7,
