@@ -224,6 +224,10 @@ struct run {
 	uint8_t *vals[HBPF_VALS];	/* map values handed out, ring order */
 	uint32_t vsize[HBPF_VALS];
 	int nvals;
+	/* the last one, checked inline: a program reads the value it just
+	 * looked up (a kernel name's 64 bytes, a count) */
+	uintptr_t last;
+	uint64_t lsize;
 };
 
 /* Host pointer for N bytes at ADDR, or NULL when no region holds them:
@@ -253,6 +257,8 @@ mem(struct run *r, uint64_t addr, uint64_t n, bool write)
 
 	if (__builtin_expect(addr - s <= HBPF_STACK &&
 			     n <= HBPF_STACK - (addr - s), 1))
+		return (void *)(uintptr_t)addr;
+	if (addr - r->last <= r->lsize && n <= r->lsize - (addr - r->last))
 		return (void *)(uintptr_t)addr;
 	return mem_other(r, addr, n, write);
 }
@@ -291,6 +297,8 @@ static int call(struct run *r, const struct hbpf_ops *o, void *arg, int id,
 
 				r->vals[s] = v;
 				r->vsize[s] = m->value_size;
+				r->last = (uintptr_t)v;
+				r->lsize = m->value_size;
 			}
 			reg[0] = (uintptr_t)v;
 		} else if (id == BPF_FUNC_map_update_elem) {
@@ -497,33 +505,48 @@ static inline void store(void *a, uint64_t v, int n)
 			return -E2BIG;					\
 		in = &v[pc];						\
 		d = &reg[in->dst_reg];					\
-		goto *fast[in->code];					\
+		goto *lab[fast[in->code]];				\
 	} while (0)
 
 int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 	     void *arg, const void *ctx, uint64_t *ret)
 {
-#pragma GCC diagnostic push
-#ifdef __clang__
-#pragma GCC diagnostic ignored "-Winitializer-overrides"
-#else
-#pragma GCC diagnostic ignored "-Woverride-init"
-#endif
-	static const void *const fast[256] = {
-		[0 ... 255] = &&general,
-		[BPF_LDX | BPF_MEM | BPF_DW] = &&ldx_dw,
-		[BPF_STX | BPF_MEM | BPF_DW] = &&stx_dw,
-		[BPF_ST | BPF_MEM | BPF_DW] = &&st_dw,
-		[BPF_ST | BPF_MEM | BPF_W] = &&st_w,
-		[BPF_ALU64 | BPF_MOV | BPF_X] = &&mov_x,
-		[BPF_ALU64 | BPF_MOV | BPF_K] = &&mov_k,
-		[BPF_ALU64 | BPF_ADD | BPF_K] = &&add_k,
-		[BPF_JMP | BPF_JEQ | BPF_K] = &&jeq_k,
-		[BPF_JMP | BPF_JNE | BPF_K] = &&jne_k,
-		[BPF_JMP | BPF_JA] = &&ja,
-		[BPF_LD | BPF_IMM | BPF_DW] = &&ld_imm64,
+	/*
+	 * Bytes, not pointers: a launch's run starts with cold caches (the
+	 * driver's own work between two), and 256 pointers are 32 lines of
+	 * which a program touches a line per opcode; these are 4, and 3.
+	 */
+	enum { GEN, LDX_DW, STX_DW, ST_DW, ST_W, MOV_X, MOV_K, ADD_K, JEQ_K,
+	       JNE_K, JA, LD_IMM64, CALL, EXIT, JSET_K, JEQ_X, JNE_X, RSH_K };
+	static const void *const lab[] = {
+		[GEN] = &&general, [LDX_DW] = &&ldx_dw, [STX_DW] = &&stx_dw,
+		[ST_DW] = &&st_dw, [ST_W] = &&st_w, [MOV_X] = &&mov_x,
+		[MOV_K] = &&mov_k, [ADD_K] = &&add_k, [JEQ_K] = &&jeq_k,
+		[JNE_K] = &&jne_k, [JA] = &&ja, [LD_IMM64] = &&ld_imm64,
+		[CALL] = &&call_, [EXIT] = &&exit_, [JSET_K] = &&jset_k,
+		[JEQ_X] = &&jeq_x, [JNE_X] = &&jne_x, [RSH_K] = &&rsh_k,
 	};
-#pragma GCC diagnostic pop
+	static const uint8_t fast[256] __attribute__((aligned(64))) = {
+		[BPF_LDX | BPF_MEM | BPF_DW] = LDX_DW,
+		[BPF_STX | BPF_MEM | BPF_DW] = STX_DW,
+		[BPF_ST | BPF_MEM | BPF_DW] = ST_DW,
+		[BPF_ST | BPF_MEM | BPF_W] = ST_W,
+		[BPF_ALU64 | BPF_MOV | BPF_X] = MOV_X,
+		[BPF_ALU64 | BPF_MOV | BPF_K] = MOV_K,
+		[BPF_ALU64 | BPF_ADD | BPF_K] = ADD_K,
+		[BPF_JMP | BPF_JEQ | BPF_K] = JEQ_K,
+		[BPF_JMP | BPF_JNE | BPF_K] = JNE_K,
+		[BPF_JMP | BPF_JA] = JA,
+		[BPF_LD | BPF_IMM | BPF_DW] = LD_IMM64,
+		/* every program: its helpers, its end, the cuda:launch
+		 * filter's bit test; pid's shift, predicates' compares */
+		[BPF_JMP | BPF_CALL] = CALL,
+		[BPF_JMP | BPF_EXIT] = EXIT,
+		[BPF_JMP | BPF_JSET | BPF_K] = JSET_K,
+		[BPF_JMP | BPF_JEQ | BPF_X] = JEQ_X,
+		[BPF_JMP | BPF_JNE | BPF_X] = JNE_X,
+		[BPF_ALU64 | BPF_RSH | BPF_K] = RSH_K,
+	};
 	uint64_t stack[HBPF_STACK / 8], reg[11] = { 0 };
 	const struct bpf_insn *v = p->insns, *in;
 	static const struct hbpf_ops none;
@@ -540,6 +563,8 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 	r.stack = (uint8_t *)stack;
 	r.ctx = ctx;
 	r.nvals = 0;
+	r.last = 0;
+	r.lsize = 0;
 	if (!ops)
 		ops = &none;
 	reg[1] = (uintptr_t)ctx;
@@ -602,6 +627,30 @@ ld_imm64:
 		goto general;
 	*d = HBPF_MAP_TAG | (uint32_t)in->imm;
 	pc += 2;
+	NEXT();
+call_:
+	n = call(&r, ops, arg, in->imm, reg);
+	if (n)
+		return n;
+	/* r1-r5 are clobbered by a call */
+	reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
+	pc++;
+	NEXT();
+exit_:
+	*ret = reg[0];
+	return 0;
+jset_k:
+	pc += 1 + (*d & (uint64_t)(int64_t)in->imm ? in->off : 0);
+	NEXT();
+jeq_x:
+	pc += 1 + (*d == reg[in->src_reg] ? in->off : 0);
+	NEXT();
+jne_x:
+	pc += 1 + (*d != reg[in->src_reg] ? in->off : 0);
+	NEXT();
+rsh_k:
+	*d >>= (uint64_t)(int64_t)in->imm & 63;
+	pc++;
 	NEXT();
 
 general: {

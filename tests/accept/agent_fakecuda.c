@@ -599,6 +599,28 @@ static void print_attrs(const char *how, const struct ffunc *ff)
 		printf("%s %s: attributes%s\n", how, ff->name, buf);
 }
 
+/*
+ * With FAKECUDA_POLLUTE=KB, each launch writes KB kilobytes, as a real
+ * driver's launch (microseconds of its own code and data) leaves the
+ * caller's lines cold: bench/hostpath's cold rows.
+ */
+static void pollute(void)
+{
+	static size_t n = (size_t)-1;
+	static volatile uint64_t *buf;
+
+	if (n == (size_t)-1) {
+		const char *e = getenv("FAKECUDA_POLLUTE");
+
+		n = e ? (size_t)atol(e) * 1024 / 8 : 0;
+		buf = n ? calloc(n, 8) : NULL;
+		if (!buf)
+			n = 0;
+	}
+	for (size_t i = 0; i < n; i += 8)	/* a word a line */
+		buf[i]++;
+}
+
 static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 		       unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		       unsigned sh, void **params, void **extra)
@@ -611,6 +633,7 @@ static CUresult launch(const char *how, void *f, unsigned gx, unsigned gy,
 
 	if (quiet < 0)
 		quiet = getenv("FAKECUDA_QUIET") != NULL;
+	pollute();
 	if (sh > (unsigned)lim) {
 		printf("%s %s: refused: %u bytes of dynamic shared memory, "
 		       "limit %d\n", how, ff->name, sh, lim);
@@ -656,6 +679,20 @@ CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz,
 {
 	return launch("cuLaunchKernel_ptsz", f, gx, gy, gz, bx, by, bz, sh,
 		      params, extra);
+}
+
+/* CUlaunchConfig's geometry (tests/progs/cuda_loop.c -x); attributes
+ * are not looked at */
+struct lconfig {
+	unsigned g[3], b[3], shmem;
+	void *stream;
+};
+
+CUresult cuLaunchKernelEx(const struct lconfig *c, void *f, void **params,
+			  void **extra)
+{
+	return launch("cuLaunchKernelEx", f, c->g[0], c->g[1], c->g[2],
+		      c->b[0], c->b[1], c->b[2], c->shmem, params, extra);
 }
 
 /* ---- graphs: one kernel node per graph, the v2 layout */
@@ -739,6 +776,7 @@ static const struct {
 	{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL },
 	{ "cuModuleUnload", (void *)cuModuleUnload, NULL },
 	{ "cuDriverGetVersion", (void *)cuDriverGetVersion, NULL },
+	{ "cuLaunchKernelEx", (void *)cuLaunchKernelEx, NULL },
 #ifndef FAKECUDA_NO_LIBRARY
 	{ "cuLibraryLoadData", (void *)cuLibraryLoadData, NULL },
 	{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel, NULL },

@@ -6,7 +6,9 @@
 # k0..k9 of a module, thread i launches k<i> with grid i + 1):
 #  - 10 threads launching N times each give exact counts, per kernel
 #    and per grid, and so do kernel uprobes (GPUTRACE_CUDA_UPROBES=1,
-#    fewer launches: each one traps);
+#    fewer launches: each one traps); so do 4 threads launching as the
+#    CUDA runtime does (cuda_loop -l -x: CUkernel handles of a library,
+#    by cuLaunchKernelEx), with clauses whose predicate reads pid;
 #  - a clause that prints on every launch at 100,000 launches a second
 #    (2 threads at 50,000) prints every line, each thread's exactly,
 #    and reports no loss;
@@ -52,13 +54,33 @@ counts() {
 	echo "@n: $(($1 * $2))"
 }
 
+# exact OPTS THREADS ENTRY PROG [PID]: cuda_loop OPTS with THREADS
+# threads counted exactly in the agent (N launches each; -v says ENTRY's
+# clauses run there) and as kernel uprobes (2,000 each); PID: PROG also
+# counts @p where pid != 0 and @z where pid == 0
+exact() {
+	for path in agent kernel; do
+		if [ $path = agent ]; then
+			k=$N
+			go -v -c "$LOOP $1 -t $2 -n $k" -e "$4"
+			grep -q "$3 runs in the agent\$" "$T/err" ||
+				{ echo "-v: $3's clauses do not run in the agent:"
+				  cat "$T/err"; exit 1; }
+		else
+			k=2000
+			GPUTRACE_CUDA_UPROBES=1 go -c "$LOOP $1 -t $2 -n $k" -e "$4"
+		fi
+		want "$(counts "$2" "$k"
+			[ -n "$5" ] && printf '@p: %s\n@z: 0\n' $(($2 * k)))"
+	done
+}
+
 COUNT='cuda:launch { @n = count(); @k[kernel] = count(); @g[gridDim.x] = sum(blockDim.x); }'
-go -v -c "$LOOP -m -t 10 -n $N" -e "$COUNT"
-grep -q 'cuLaunchKernel runs in the agent$' "$T/err" ||
-	{ echo "-v: the clause does not run in the agent:"; cat "$T/err"; exit 1; }
-want "$(counts 10 "$N")"
-GPUTRACE_CUDA_UPROBES=1 go -c "$LOOP -m -t 10 -n 2000" -e "$COUNT"
-want "$(counts 10 2000)"
+exact -m 10 cuLaunchKernel "$COUNT"
+# as the CUDA runtime (12 and later) launches: CUkernel handles of a
+# library, by cuLaunchKernelEx (cuda_loop -l -x); predicates on pid
+exact "-l -x" 4 cuLaunchKernelEx "$COUNT
+cuda:launch /pid != 0/ { @p = count(); } cuda:launch /pid == 0/ { @z = count(); }" pid
 
 # every launch prints, 100,000 launches a second: all lines, no loss
 # (16-byte records: a thread's 256 KiB ring holds 300 ms of them, so a

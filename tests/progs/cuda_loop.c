@@ -5,7 +5,7 @@
  * tests/accept/cuda_hostpath.sh and bench/hostpath; any driver will do
  * (the toolkit's stub returns at once).
  *
- *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE] [-m]
+ *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE] [-m | -l] [-x]
  *
  * -r: each thread launches at most RATE times a second (paced every 100
  * launches), else as fast as it can.
@@ -13,7 +13,11 @@
  * block 32, on function handle 0x100 + i; with -m, on kernel "k<i>" of a
  * module loaded from a PTX image (cuModuleLoadData, cuModuleGetFunction:
  * a driver whose launches look at the handle, as
- * tests/accept/agent_fakecuda.c's, and kernel names for the clauses).  At the end, on stderr:
+ * tests/accept/agent_fakecuda.c's, and kernel names for the clauses);
+ * with -l, as the CUDA runtime of CUDA 12 and later does it: a library
+ * (cuLibraryLoadData), its CUkernel handles (cuLibraryGetKernel) passed
+ * to the launch as the function.  -x: launched by cuLaunchKernelEx (one
+ * config per thread), as that runtime's cudaLaunchKernel.  At the end, on stderr:
  * "cuda_loop: T threads x N launches: X ns per launch" (the launch
  * loops only: the threads' wall time over all launches).
  */
@@ -32,9 +36,21 @@ typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz,
 			 void **extra);
 
 typedef int (*load_fn)(void **mod, const void *image);
+typedef int (*libload_fn)(void **lib, const void *code, void *jo, void **jv,
+			  unsigned nj, void *lo, void **lv, unsigned nl);
+/* CUlaunchConfig, no attributes */
+struct lconfig {
+	unsigned g[3], b[3], shmem;
+	void *stream;
+	void *attrs;
+	unsigned nattrs;
+};
+typedef int (*launch_ex_fn)(const struct lconfig *c, void *f, void **params,
+			    void **extra);
 typedef int (*getfn_fn)(void **f, void *mod, const char *name);
 
 static launch_fn launch;
+static launch_ex_fn launch_ex;
 static void *func[256];
 static long nlaunch = 200000, rate;
 static pthread_barrier_t go;
@@ -57,9 +73,14 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&go);
 	t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	start = now_ns(CLOCK_MONOTONIC);
+	struct lconfig cfg = { { (unsigned)i + 1, 1, 1 }, { 32, 1, 1 } };
+
 	for (long k = 0; k < nlaunch; k++) {
-		launch(func[i], (unsigned)i + 1, 1, 1, 32, 1, 1, 0, NULL,
-		       NULL, NULL);
+		if (launch_ex)
+			launch_ex(&cfg, func[i], NULL, NULL);
+		else
+			launch(func[i], (unsigned)i + 1, 1, 1, 32, 1, 1, 0,
+			       NULL, NULL, NULL);
 		if (rate && k % 100 == 99) {
 			uint64_t due = start + (uint64_t)(k + 1) * 1000000000ull / rate;
 			struct timespec ts = { due / 1000000000ull,
@@ -72,12 +93,18 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* -m: kernels k0..k<N-1> of a PTX module, for the threads */
-static int modfuncs(void *lib, long n)
+/* -m: kernels k0..k<N-1> of a PTX module, for the threads; -l: of a
+ * library, as CUkernel handles */
+static int modfuncs(void *lib, long n, int library)
 {
 	load_fn load = (load_fn)dlsym(lib, "cuModuleLoadData");
-	getfn_fn getfn = (getfn_fn)dlsym(lib, "cuModuleGetFunction");
+	libload_fn libload = (libload_fn)dlsym(lib, "cuLibraryLoadData");
+	getfn_fn getfn = (getfn_fn)dlsym(lib, library ? "cuLibraryGetKernel" :
+					 "cuModuleGetFunction");
 	static char ptx[256 * 40 + 64];
+	/* a library's image: not text, so agent_fakecuda.c takes it for a
+	 * cubin (of no kernels the agent could read) */
+	static const unsigned char bin[64] = { 1 };
 	size_t len;
 	void *m;
 
@@ -86,7 +113,9 @@ static int modfuncs(void *lib, long n)
 	for (long i = 0; i < n; i++)
 		len += (size_t)snprintf(ptx + len, sizeof(ptx) - len,
 					".visible .entry k%ld() { ret; }\n", i);
-	if (!load || !getfn || load(&m, ptx)) {
+	if (!getfn || (library ? !libload ||
+		       libload(&m, bin, NULL, NULL, 0, NULL, NULL, 0) :
+		       !load || load(&m, ptx))) {
 		fprintf(stderr, "cuda_loop: cannot load the module\n");
 		return -1;
 	}
@@ -108,11 +137,15 @@ int main(int argc, char **argv)
 	pthread_t th[256];
 	uint64_t t0, t1, cpu = 0;
 	void *lib;
-	int c, mod = 0;
+	int c, mod = 0, library = 0, ex = 0;
 
-	while ((c = getopt(argc, argv, "t:n:r:m")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:r:mlx")) != -1) {
 		if (c == 'm')
 			mod = 1;
+		else if (c == 'l')
+			mod = library = 1;
+		else if (c == 'x')
+			ex = 1;
 		else if (c == 't')
 			nthreads = atol(optarg);
 		else if (c == 'r')
@@ -130,13 +163,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	launch = (launch_fn)dlsym(lib, "cuLaunchKernel");
-	if (!launch) {
-		fprintf(stderr, "cuda_loop: no cuLaunchKernel\n");
+	if (ex)
+		launch_ex = (launch_ex_fn)dlsym(lib, "cuLaunchKernelEx");
+	if (!launch || (ex && !launch_ex)) {
+		fprintf(stderr, "cuda_loop: no cuLaunchKernel%s\n", ex ? "Ex" : "");
 		return 1;
 	}
 	for (long i = 0; i < nthreads; i++)
 		func[i] = (void *)(0x100 + i);
-	if (mod && modfuncs(lib, nthreads))
+	if (mod && modfuncs(lib, nthreads, library))
 		return 1;
 	pthread_barrier_init(&go, NULL, (unsigned)nthreads + 1);
 	for (long i = 0; i < nthreads; i++)

@@ -147,8 +147,24 @@ static void test_alu(void)
 		I_ALU64_REG(BPF_ADD, 0, 1), I_ALU64_IMM(BPF_SUB, 1, 1),
 		I_JMP_IMM(BPF_JNE, 1, 0, -3), I_EXIT(),
 	};
+	/* the handlers of their own: a shift, bit tests (the immediate
+	 * sign-extended), register compares; r0 = 2 + 8 */
+	const struct bpf_insn fast[] = {
+		I_LD64_LO(1, 0, 0x500000000ull), I_LD64_HI(0x500000000ull),
+		I_LD64_LO(3, 0, 1ull << 40), I_LD64_HI(1ull << 40),
+		I_MOV64_IMM(0, 0), I_ALU64_IMM(BPF_RSH, 1, 32),
+		I_JMP_IMM(BPF_JSET, 1, 4, 1), I_ALU64_IMM(BPF_ADD, 0, 1),
+		I_JMP_IMM(BPF_JSET, 1, 2, 1), I_ALU64_IMM(BPF_ADD, 0, 2),
+		I_MOV64_IMM(2, 5),
+		I_JMP_REG(BPF_JEQ, 1, 2, 1), I_ALU64_IMM(BPF_ADD, 0, 4),
+		I_JMP_REG(BPF_JNE, 1, 2, 1), I_ALU64_IMM(BPF_ADD, 0, 8),
+		I_JMP_IMM(BPF_JSET, 3, -1, 1), I_ALU64_IMM(BPF_ADD, 0, 16),
+		I_EXIT(),
+	};
 	uint64_t r;
 
+	CHECK(!run(fast, N(fast), NULL, NULL, NULL, &r) && r == 10,
+	      "alu/rsh, jset, jeq and jne of registers");
 	CHECK(!run(div0, N(div0), NULL, NULL, NULL, &r) && r == 0,
 	      "alu/division by zero is 0");
 	CHECK(!run(mod0, N(mod0), NULL, NULL, NULL, &r) && r == 7,
@@ -312,6 +328,29 @@ static void test_memory(void)
 	};
 	const struct bpf_insn forever[] = { I_JA(-1), I_EXIT() };
 	struct backend b = { 0 };
+	/* two values: the older one stays readable after the newer one
+	 * (the interpreter checks the last inline), 8 + 8 bytes of map 1's */
+	const struct bpf_insn two[] = {
+		I_ST(BPF_DW, 10, -8, 0),
+		I_LD64_LO(1, BPF_PSEUDO_MAP_FD, 0), I_LD64_HI(0),
+		I_MOV64_REG(2, 10), I_ALU64_IMM(BPF_ADD, 2, -8),
+		I_CALL(BPF_FUNC_map_lookup_elem),
+		I_JMP_IMM(BPF_JEQ, 0, 0, 11),
+		I_MOV64_REG(6, 0),
+		I_LD64_LO(1, BPF_PSEUDO_MAP_FD, 1), I_LD64_HI(0),
+		I_MOV64_REG(2, 10), I_ALU64_IMM(BPF_ADD, 2, -8),
+		I_CALL(BPF_FUNC_map_lookup_elem),
+		I_JMP_IMM(BPF_JEQ, 0, 0, 4),
+		I_LDX(BPF_DW, 1, 0, 8), I_LDX(BPF_DW, 0, 6, 0),
+		I_ALU64_REG(BPF_ADD, 0, 1), I_EXIT(),
+		I_MOV64_IMM(0, 0), I_EXIT(),
+	};
+	/* a value handed to an earlier run is not this run's */
+	uintptr_t v0 = (uintptr_t)b.vals[0];
+	const struct bpf_insn stale[] = {
+		I_LD64_LO(1, 0, (uint32_t)v0), I_LD64_HI((uint32_t)(v0 >> 32)),
+		I_LDX(BPF_DW, 0, 1, 0), I_EXIT(),
+	};
 
 	CHECK(!run(rctx, N(rctx), NULL, NULL, ctx, &r) && r == 44,
 	      "memory/context read");
@@ -332,6 +371,12 @@ static void test_memory(void)
 	CHECK(b.vals[0][0] == 3 && b.updates == 1, "maps/count: update, then lookups");
 	CHECK(run(beyond, N(beyond), &ops, &b, NULL, &r) == -EFAULT,
 	      "maps/past a value's end");
+	b.vals[1][1] = 7;
+	b.have[1] = true;
+	CHECK(!run(two, N(two), &ops, &b, NULL, &r) && r == 3 + 7,
+	      "maps/two values, the older one read last");
+	CHECK(run(stale, N(stale), &ops, &b, NULL, &r) == -EFAULT,
+	      "maps/an earlier run's value");
 	CHECK(run(badkey, N(badkey), &ops, &b, NULL, &r) == -EFAULT,
 	      "maps/key outside the stack");
 	CHECK(run(fakemap, N(fakemap), &ops, &b, NULL, &r) == -EINVAL,
