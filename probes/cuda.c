@@ -289,22 +289,28 @@ static uint64_t hooked_offset(const char *func)
 	return f ? f->offset : 0;
 }
 
+/* The state of OBJ's cuda probes, or NULL when it has none. */
+static struct cuda_shared *obj_shared(const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh)
+			return pv->sh;
+	}
+	return NULL;
+}
+
 int cuda_name_handle(struct gt_object *obj, uint64_t handle,
 		     const char *name)
 {
-	const struct cuda_shared *sh = NULL;
+	const struct cuda_shared *sh = obj_shared(obj);
 	uint8_t val[CUDA_NAMES_VALUE], kn[KNAME_MAX];
 	uint64_t bits, h = kname_hash(name);
 	char *base;
 	int fd;
 
-	for (int i = 0; i < obj->nprogs && !sh; i++) {
-		const struct probe *q = obj->progs[i].probe;
-		const struct cuda_priv *pv = q ? q->priv : NULL;
-
-		if (q && q->prov == &provider_cuda && pv && pv->sh)
-			sh = pv->sh;
-	}
 	if (!sh || sh->names_map < 0)
 		return 0;	/* no cuda:launch */
 	fd = obj->maps[sh->names_map].fd;
@@ -863,18 +869,11 @@ static bool match_read(const struct gt_object *obj)
 
 int cuda_match_prepare(struct gt_object *obj, char *err, size_t errlen)
 {
-	struct cuda_shared *sh = NULL;
+	struct cuda_shared *sh = obj_shared(obj);
 	struct gt_map_def *m;
 	uint32_t n = 0;
 	int e;
 
-	for (int i = 0; i < obj->nprogs && !sh; i++) {
-		const struct probe *q = obj->progs[i].probe;
-		const struct cuda_priv *pv = q ? q->priv : NULL;
-
-		if (q && q->prov == &provider_cuda && pv && pv->sh)
-			sh = pv->sh;
-	}
 	if (!sh || sh->match_map < 0 || !sh->nglobs || sh->scanned ||
 	    !match_read(obj))
 		return 0;
