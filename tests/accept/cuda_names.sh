@@ -53,7 +53,8 @@ L=$L,cuLaunchKernelEx,cuMemAlloc_v2,cuda_stub_done
 # -p, the agent refused (another tracer holds the workload): the
 # clauses fall back to kernel uprobes, whose namers need .cuda_match,
 # read from the fatbins only then (docs/cuda-provider.md), at its size
-if command -v strace >/dev/null; then
+# (not where cuda_hostpath.sh runs us with kernel uprobes only)
+if command -v strace >/dev/null && [ -z "${GPUTRACE_CUDA_UPROBES:-}" ]; then
 	LD_LIBRARY_PATH=$FAKE strace -f -o /dev/null "$STUB" -n 2 \
 		-w "cuModuleGetFunction,cuLibraryGetKernel,cuKernelGetFunction,$L" \
 		-k 2>"$T/werr" &
