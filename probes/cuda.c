@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <asm/ptrace.h>
 
 #include <bpf/bpf.h>
@@ -288,22 +289,28 @@ static uint64_t hooked_offset(const char *func)
 	return f ? f->offset : 0;
 }
 
+/* The state of OBJ's cuda probes, or NULL when it has none. */
+static struct cuda_shared *obj_shared(const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->sh)
+			return pv->sh;
+	}
+	return NULL;
+}
+
 int cuda_name_handle(struct gt_object *obj, uint64_t handle,
 		     const char *name)
 {
-	const struct cuda_shared *sh = NULL;
+	const struct cuda_shared *sh = obj_shared(obj);
 	uint8_t val[CUDA_NAMES_VALUE], kn[KNAME_MAX];
 	uint64_t bits, h = kname_hash(name);
 	char *base;
 	int fd;
 
-	for (int i = 0; i < obj->nprogs && !sh; i++) {
-		const struct probe *q = obj->progs[i].probe;
-		const struct cuda_priv *pv = q ? q->priv : NULL;
-
-		if (q && q->prov == &provider_cuda && pv && pv->sh)
-			sh = pv->sh;
-	}
 	if (!sh || sh->names_map < 0)
 		return 0;	/* no cuda:launch */
 	fd = obj->maps[sh->names_map].fd;
@@ -729,7 +736,7 @@ static int add_namers(struct cuda_shared *sh, const struct probe *p,
 static int glob_bit(struct cuda_shared *sh, struct cuda_priv *pv,
 		    const struct probe *p, char *err, size_t errlen)
 {
-	int i, e;
+	int i;
 
 	for (i = 0; i < sh->nglobs; i++)
 		if (!strcmp(sh->globs[i], pv->glob))
@@ -742,11 +749,12 @@ static int glob_bit(struct cuda_shared *sh, struct cuda_priv *pv,
 		sh->globs[sh->nglobs++] = pv->glob;
 	}
 	pv->bit = i;
-	e = cuda_scan_kernels(sh, p->target_pid, err, errlen);
-	if (e)
-		return e;
-	sh->obj->maps[sh->match_map].max_entries =
-		sh->nkernels ? sh->nkernels : 1;
+	/* the fatbins are read once we know a namer reads .cuda_match
+	 * (cuda_match_prepare): with the agent, none does */
+	if (p->target_pid <= 0 && !provider_target_cmd)
+		return provider_fail(err, errlen, NULL, 0,
+				     "a kernel name GLOB needs -p PID or -c CMD: names are matched against the target's fatbins");
+	sh->pid = p->target_pid;
 	return 0;
 }
 
@@ -845,6 +853,46 @@ int cuda_complete_globs(const struct gt_object *obj, const char *const **globs)
 
 /* ------------------------------------------------------------- attach -- */
 
+/* Whether a hidden namer that reads .cuda_match is to be loaded. */
+static bool match_read(const struct gt_object *obj)
+{
+	for (int i = 0; i < obj->nprogs; i++) {
+		const struct probe *q = obj->progs[i].probe;
+		const struct cuda_priv *pv = q ? q->priv : NULL;
+
+		if (q && q->prov == &provider_cuda && pv && pv->hidden &&
+		    pv->what == CH_NAME_RET && !q->in_agent)
+			return true;
+	}
+	return false;
+}
+
+int cuda_match_prepare(struct gt_object *obj, char *err, size_t errlen)
+{
+	struct cuda_shared *sh = obj_shared(obj);
+	struct gt_map_def *m;
+	uint32_t n = 0;
+	int e;
+
+	if (!sh || sh->match_map < 0 || !sh->nglobs || sh->scanned ||
+	    !match_read(obj))
+		return 0;
+	e = cuda_scan_kernels(sh, sh->pid, err, errlen);
+	if (e)
+		return e;
+	/* only the kernels some GLOB matches go in */
+	for (size_t i = 0; i < sh->nkernels; i++)
+		n += !!cuda_glob_bits(sh, sh->kernels[i].name,
+				      sh->kernels[i].base);
+	m = &obj->maps[sh->match_map];
+	m->max_entries = n ? n : 1;
+	if (m->fd >= 0) {	/* loaded at size 1: made again at its size */
+		close(m->fd);
+		m->fd = -1;
+	}
+	return 0;
+}
+
 /* The match table: each fatbin kernel that a GLOB matches, with its bits. */
 static int fill_match(struct cuda_shared *sh, char *err, size_t errlen)
 {
@@ -880,7 +928,6 @@ static int cu_attach(struct probe *p, int prog_fd, char *err, size_t errlen)
 
 		if (e)
 			return e;
-		/* printing asks it for the names of kernel keys */
 		knames_set_map(sh->obj->maps[sh->knames_map].fd);
 	}
 	return uprobe_attach(p, prog_fd, err, errlen);

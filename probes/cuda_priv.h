@@ -74,6 +74,7 @@ struct cuda_shared {
 	int ncglobs;
 	struct cuda_kernel *kernels;
 	size_t nkernels;
+	int pid;		/* -p's, for the scan of a GLOB's kernels */
 	bool scanned;		/* kernels read from the fatbins */
 	bool filled;		/* match map written */
 	bool cqueued;		/* a cuda:complete clause reads `queued` */

@@ -213,6 +213,14 @@ bool cuda_complete_queued(const struct gt_object *obj);
  * not in the driver.
  */
 int cuda_unhook(struct gt_object *obj, const char *lib);
+/*
+ * Before OBJ is loaded (and again before a hostpath fallback loads the
+ * agent's programs): when a hidden namer reads .cuda_match, read the
+ * target's fatbins for the kernels the GLOBs match and size the map
+ * (made again if it was loaded at size 1).  With every namer in the
+ * agent, nothing is read.  0 or a negative errno with ERR.
+ */
+int cuda_match_prepare(struct gt_object *obj, char *err, size_t errlen);
 
 /*
  * gpu:sample (gpu_sample.c): whether TEXT is such a probe (a host probe

@@ -411,6 +411,10 @@ int hostpath_fallback(struct gt_object *obj, const char *lib, char *err,
 		snprintf(err, errlen, "a cuda: probe is not in the driver");
 		goto out;
 	}
+	/* the namers read .cuda_match now: the fatbins' kernels */
+	e = cuda_match_prepare(obj, err, errlen);
+	if (e)
+		goto out;
 	/* the programs the agent was to run; the others keep their fds */
 	e = gt_object_load_part(obj, load, err, errlen);
 	if (!e)

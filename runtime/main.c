@@ -669,6 +669,13 @@ int main(int argc, char **argv)
 		sopts.agent_early = host_p;
 		sopts.agent_failed = host_fallback;
 	}
+	/* .cuda_match: the fatbins are read only when the kernel needs it */
+	char merr[512];
+
+	if (cuda_match_prepare(&obj, merr, sizeof(merr))) {
+		fprintf(stderr, "gputrace: %s\n", merr);
+		goto out;
+	}
 	ret = session_run(u, &obj, &o, &sopts);
 out:
 	/* never released (compile or attach failed), or still running when

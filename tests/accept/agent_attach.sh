@@ -13,7 +13,8 @@
 # process, a second tracer refused while one is attached, the tracer
 # SIGKILLed while attached (the program goes on, hooks restored), the
 # configuration 0600 and the socket abstract, the refusals (no libcuda
-# yet; an unprivileged user).  Needs root (ptrace of a process that is not
+# yet; an unprivileged user), no fatbin read at start-up while the agent
+# names kernels (strace).  Needs root (ptrace of a process that is not
 # our child, and BPF for cuda:launch).  Exit 0 pass, 1 fail, 77 skip.
 
 . tests/progs/agent_lib.sh
@@ -140,6 +141,26 @@ kill -KILL $G
 wait $G 2>/dev/null
 sleep 0.5
 [ "$(live_bytes)" = "$orig" ] || fail "cuLaunchKernel not restored after the tracer was killed"
+
+# ---- start-up: while the agent names kernels (it matches cuda:launch
+# GLOBs itself), the tracer reads no fatbin of the process (seconds on a
+# PyTorch job: issue 36, bench/attach-fatbins); on the kernel path the
+# namers need .cuda_match, so it reads them (the program's .nv_fatbin)
+if command -v strace >/dev/null; then
+	strace -f -e trace=open,openat -o "$T/st1" "$GT" -p $P -e \
+		'cuda:launch:vadd { @l = count(); } gpu:warp:vadd { @w = count(); }
+		 interval:ms:300 { exit(); }' >"$T/gt10" 2>"$T/gte10" ||
+		{ cat "$T/gte10"; fail "attach under strace"; }
+	grep -q "^@l: [1-9]" "$T/gt10" || { cat "$T/gt10"; fail "no launch seen under strace"; }
+	grep -qF "\"$T/aprog\"" "$T/st1" &&
+		fail "the tracer read the program's fatbins while the agent names its kernels"
+	GPUTRACE_CUDA_UPROBES=1 strace -f -e trace=open,openat -o "$T/st2" \
+		"$GT" -p $P -e 'cuda:launch:vadd { @l = count(); }
+		interval:ms:300 { exit(); }' >"$T/gt11" 2>"$T/gte11" ||
+		{ cat "$T/gte11"; fail "kernel path under strace"; }
+	grep -qF "\"$T/aprog\"" "$T/st2" ||
+		fail "the kernel path did not read the program's fatbins for cuda:launch:GLOB"
+fi
 kill -TERM $P
 wait $P || { cat "$T/prog.out"; fail "the program failed"; }
 P=

@@ -50,6 +50,29 @@ want "$WANT"
 # themselves) and the kernel's (uprobes, the naming ones included)
 L=cuLaunchKernel,cuLaunchKernel_ptsz,cuLaunchCooperativeKernel
 L=$L,cuLaunchKernelEx,cuMemAlloc_v2,cuda_stub_done
+# -p, the agent refused (another tracer holds the workload): the
+# clauses fall back to kernel uprobes, whose namers need .cuda_match,
+# read from the fatbins only then (docs/cuda-provider.md), at its size
+# (not where cuda_hostpath.sh runs us with kernel uprobes only)
+if command -v strace >/dev/null && [ -z "${GPUTRACE_CUDA_UPROBES:-}" ]; then
+	LD_LIBRARY_PATH=$FAKE strace -f -o /dev/null "$STUB" -n 2 \
+		-w "cuModuleGetFunction,cuLibraryGetKernel,cuKernelGetFunction,$L" \
+		-k 2>"$T/werr" &
+	spid=$!
+	i=0
+	until wpid=$(pgrep -P $spid) || [ $i -gt 100 ]; do
+		i=$((i + 1)); sleep 0.05
+	done
+	run "$FAKE" -p "$wpid" -e "$PROG
+uprobe:$STUB:cuda_stub_done { exit(); }"
+	rc=$?
+	kill "$wpid" 2>/dev/null	# strace ends with it
+	wait "$spid" 2>/dev/null
+	[ "$rc" -eq 0 ] || { echo "gputrace -p (fallback) failed:"; cat "$T/err" "$T/werr"; exit 1; }
+	grep -q 'clauses run as kernel uprobes instead' "$T/err" ||
+		{ echo "-p under strace: no fallback:"; cat "$T/err"; exit 1; }
+	want "$WANT"
+fi
 for path in agent kernel; do
 	W=$L
 	[ $path = kernel ] &&
