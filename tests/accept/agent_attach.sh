@@ -146,7 +146,9 @@ sleep 0.5
 # GLOBs itself), the tracer reads no fatbin of the process (seconds on a
 # PyTorch job: issue 36, bench/attach-fatbins); on the kernel path the
 # namers need .cuda_match, so it reads them (the program's .nv_fatbin)
+# (LeakSanitizer cannot run under ptrace: off for these two runs)
 if command -v strace >/dev/null; then
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 	strace -f -e trace=open,openat -o "$T/st1" "$GT" -p $P -e \
 		'cuda:launch:vadd { @l = count(); } gpu:warp:vadd { @w = count(); }
 		 interval:ms:300 { exit(); }' >"$T/gt10" 2>"$T/gte10" ||
@@ -154,6 +156,7 @@ if command -v strace >/dev/null; then
 	grep -q "^@l: [1-9]" "$T/gt10" || { cat "$T/gt10"; fail "no launch seen under strace"; }
 	grep -qF "\"$T/aprog\"" "$T/st1" &&
 		fail "the tracer read the program's fatbins while the agent names its kernels"
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 	GPUTRACE_CUDA_UPROBES=1 strace -f -e trace=open,openat -o "$T/st2" \
 		"$GT" -p $P -e 'cuda:launch:vadd { @l = count(); }
 		interval:ms:300 { exit(); }' >"$T/gt11" 2>"$T/gte11" ||
