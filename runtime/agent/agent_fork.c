@@ -72,7 +72,6 @@ void agent_fork_child(void)
 
 void agent_fork_wake(void)
 {
-	uint32_t pid;
 	int r;
 
 	pthread_mutex_lock(&wake_lock);
@@ -95,15 +94,8 @@ void agent_fork_wake(void)
 	}
 	agent_kernel_reset();
 	agent_host_reset();
-	agent_host_init();
 	agent_main_woke();
-	agent.active = true;
-	pid = (uint32_t)agent.pid;
-	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
-	if (agent.sock >= 0)
-		agent_serve_start();
-	agent_debug("agent follows forked pid %d (%d clauses, %d maps)",
-		    (int)agent.pid, agent.cfg.nclauses, agent.cfg.nmaps);
+	agent_begin("follows forked");
 	__atomic_store_n(&agent_fork_pending, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&wake_lock);
 }

@@ -412,6 +412,23 @@ void agent_main_woke(void)
 	bye_sent = 0;
 }
 
+/*
+ * Tracing from here (the constructor, or a fork() child at its first
+ * driver call): host maps, HELLO with our pid, the serving thread.
+ */
+void agent_begin(const char *how)
+{
+	uint32_t pid = (uint32_t)agent.pid;
+
+	agent_host_init();
+	agent.active = true;
+	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
+	if (agent.sock >= 0)
+		agent_serve_start();
+	agent_debug("agent %s pid %d (%d clauses, %d maps)", how,
+		    (int)agent.pid, agent.cfg.nclauses, agent.cfg.nmaps);
+}
+
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_handler(void)
@@ -456,7 +473,6 @@ __attribute__((constructor)) static void agent_init(void)
 	const char *cfg = getenv(AGENT_ENV_CONFIG);
 	const char *sock = getenv(AGENT_ENV_SOCK);
 	const char *seg = getenv(AGENT_ENV_SEG);
-	uint32_t pid;
 	int r;
 
 	agent.pid = getpid();
@@ -489,14 +505,7 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_report("cannot map the segment (fd %s): %s; device maps "
 			     "will not be collected", seg, strerror(-r));
 	agent_fork_handler_once();
-	agent_host_init();
-	agent.active = true;
-	pid = (uint32_t)agent.pid;
-	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
-	if (agent.sock >= 0)
-		agent_serve_start();
-	agent_debug("agent loaded in pid %d (%d clauses, %d maps)",
-		    (int)agent.pid, agent.cfg.nclauses, agent.cfg.nmaps);
+	agent_begin("loaded in");
 }
 
 __attribute__((destructor)) static void agent_fini(void)

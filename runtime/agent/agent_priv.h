@@ -330,6 +330,7 @@ void agent_fork_wake(void) AGENT_HIDDEN;
  */
 void agent_main_forked(void) AGENT_HIDDEN;
 void agent_main_woke(void) AGENT_HIDDEN;
+void agent_begin(const char *how) AGENT_HIDDEN;
 void agent_seg_forked(bool follow) AGENT_HIDDEN;
 void agent_serve_forked(void) AGENT_HIDDEN;
 void agent_prefetch_forked(void) AGENT_HIDDEN;
