@@ -20,7 +20,14 @@ PY=${PYTHON:-python3}
 ML=tests/gpu/ml
 nfail=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/gt-ml.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+# GT_KEEP=DIR keeps the work files (gputrace's stderr, the job's output)
+# as DIR/NAME.tgz for a look at a failure on a lent machine
+ml_done() {
+	[ -n "$GT_KEEP" ] && mkdir -p "$GT_KEEP" &&
+		tar czf "$GT_KEEP/$(basename "$0" .sh).tgz" -C "$T" . 2>/dev/null
+	rm -rf "$T"
+}
+trap ml_done EXIT
 
 need_py() {
 	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (BPF, ptrace)"; exit 77; }
