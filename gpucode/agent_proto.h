@@ -184,6 +184,9 @@ enum agent_msg_type {
 	AGENT_MSG_BYE_ACK,	/* tracer: the BYE's region is copied; the
 				 * agent may exit, and free the region for
 				 * another process (a fork() child's) */
+	AGENT_MSG_SNAPSHOT_LAST,/* tracer: SNAPSHOT, the session's last: no
+				 * launch instrumented from now on, those
+				 * made finish first (DETACH follows) */
 };
 
 /*

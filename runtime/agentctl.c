@@ -1132,7 +1132,7 @@ static void report_drops(struct agentctl *ac)
 	}
 }
 
-int agentctl_snapshot(struct agentctl *ac, int timeout_ms)
+static int snapshot(struct agentctl *ac, int timeout_ms, uint32_t type)
 {
 	uint64_t deadline;
 
@@ -1148,7 +1148,7 @@ int agentctl_snapshot(struct agentctl *ac, int timeout_ms)
 			continue;
 		c->want = ++ac->seq;
 		c->got = false;
-		if (send_msg(c, AGENT_MSG_SNAPSHOT, c->want)) {
+		if (send_msg(c, type, c->want)) {
 			c->want = 0;
 			continue;
 		}
@@ -1172,6 +1172,16 @@ int agentctl_snapshot(struct agentctl *ac, int timeout_ms)
 	}
 	report_drops(ac);
 	return 0;
+}
+
+int agentctl_snapshot(struct agentctl *ac, int timeout_ms)
+{
+	return snapshot(ac, timeout_ms, AGENT_MSG_SNAPSHOT);
+}
+
+int agentctl_snapshot_last(struct agentctl *ac, int timeout_ms)
+{
+	return snapshot(ac, timeout_ms, AGENT_MSG_SNAPSHOT_LAST);
 }
 
 /*

@@ -156,6 +156,13 @@ int agentctl_poll(struct agentctl *ac, int timeout_ms);
  * Reports new map-table drops on stderr.  Returns 0 or negative errno.
  */
 int agentctl_snapshot(struct agentctl *ac, int timeout_ms);
+/*
+ * The same, as the session's last (agentctl_detach follows): the agents
+ * instrument no launch from then on and let those made finish their
+ * updates first, so that device maps and cuda:launch agree at a -p
+ * detach (agent_ctx_settle).
+ */
+int agentctl_snapshot_last(struct agentctl *ac, int timeout_ms);
 
 /*
  * Add the device part of map MAP_INDEX, as of the last snapshot, to OM

@@ -31,9 +31,12 @@
 #include "gpucode/agent_proto.h"
 #include "runtime/agentctl.h"
 #include "runtime/inject.h"
+#include "runtime/inject_safe.h"
 
 #define RED_ZONE	128
 #define MAX_THREADS	4096
+#define SAFE_POINT_MS	3000
+#define CALL_WARN_S	20	/* a call this long waits for a lock */
 
 static uint64_t now_us(void)
 {
@@ -206,6 +209,7 @@ struct target {
 	uint8_t stack_copy[4096];
 	size_t stack_len;
 	int pending;			/* a signal that came meanwhile */
+	int tries;			/* stops until a safe point */
 	void (*serve)(void *);
 	void *arg;
 };
@@ -226,19 +230,13 @@ static int poke(pid_t pid, uint64_t addr, const void *buf, size_t n)
 	       0 : -EFAULT;
 }
 
-/* Seize and stop TID: 0 or -errno. */
-static int stop_thread(pid_t tid)
+/* Stop TID, seized: 0 or -errno.  A signal that comes first goes on. */
+static int interrupt(pid_t tid)
 {
 	int st;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0))
 		return -errno;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
-		int e = -errno;
-
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return e;
-	}
 	for (;;) {
 		if (waitpid(tid, &st, __WALL) < 0)
 			return -errno;
@@ -246,9 +244,64 @@ static int stop_thread(pid_t tid)
 			return -ESRCH;
 		if (st >> 16 == PTRACE_EVENT_STOP)
 			return 0;
-		/* a signal arrived first: keep it for later */
 		ptrace(PTRACE_CONT, tid, 0, WSTOPSIG(st));
 	}
+}
+
+/* Seize and stop TID: 0 or -errno. */
+static int stop_thread(pid_t tid)
+{
+	int e;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+		return -errno;
+	e = interrupt(tid);
+	if (e)
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+	return e;
+}
+
+/*
+ * Borrow T's thread, stopped at a safe point (runtime/inject_safe.c):
+ * where it is not, it runs on a little and is stopped again, for
+ * SAFE_POINT_MS at most.  0, or -errno with the reason in WHY.
+ */
+static int borrow(struct target *t, char *why, size_t len)
+{
+	struct inject_maps m = { 0 };
+	uint64_t end = now_us() + SAFE_POINT_MS * 1000ull;
+	unsigned seed = (unsigned)end;
+	char where[64] = "";
+	int r = stop_thread(t->tid);
+
+	while (!r) {
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->saved)) {
+			r = -errno;
+			snprintf(why, len, "cannot read its registers");
+			break;
+		}
+		if (inject_safe_point(&m, t->pid, &t->saved, where,
+				      sizeof(where)))
+			break;
+		if (now_us() > end) {
+			snprintf(why, len, "its main thread was never at a "
+				 "safe point for the agent's start in %d s (%d "
+				 "stops, the last in %s); try again",
+				 SAFE_POINT_MS / 1000, t->tries + 1, where);
+			r = -EAGAIN;
+			break;
+		}
+		t->tries++;
+		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		usleep(100 + rand_r(&seed) % 2000);
+		r = interrupt(t->tid);
+		if (r)
+			snprintf(why, len, "cannot stop the process");
+	}
+	inject_maps_free(&m);
+	if (r)
+		ptrace(PTRACE_DETACH, t->tid, 0, 0);
+	return r;
 }
 
 /*
@@ -260,6 +313,8 @@ static int call(struct target *t, uint64_t fn, const char *str, uint64_t a1,
 {
 	struct user_regs_struct r = t->saved;
 	uint64_t sp = t->saved.rsp - RED_ZONE - 256, a0 = 0, back;
+	uint64_t t0 = now_us();
+	bool warned = false;
 	int st;
 
 	if (str) {
@@ -290,6 +345,15 @@ static int call(struct target *t, uint64_t fn, const char *str, uint64_t a1,
 
 		if (w < 0)
 			return -errno;
+		/* said once: the reason a -p start seems to hang */
+		if (w == 0 && !warned &&
+		    now_us() - t0 > CALL_WARN_S * 1000000ull) {
+			fprintf(stderr, "gputrace: -p %d: the agent's start "
+				"has waited %d s inside the process (for a "
+				"lock?); still waiting\n", (int)t->pid,
+				CALL_WARN_S);
+			warned = true;
+		}
 		if (w == 0) {
 			if (t->serve)
 				t->serve(t->arg);
@@ -431,16 +495,15 @@ int inject_agent(pid_t pid, const char *lib, const char *sock,
 		dlopen_fn = sym_addr(pid, libc, "__libc_dlopen_mode");
 	if (!dlopen_fn)
 		return fail(pid, "no dlopen in its libc", 0);
-	r = stop_thread(pid);
+	r = borrow(&t, why, sizeof(why));
+	if (r == -EPERM)
+		return fail(pid, "ptrace refused (root or CAP_SYS_PTRACE "
+			    "needed, or another tracer holds it)", r);
 	if (r)
-		return fail(pid, r == -EPERM ? "ptrace refused (root or "
-			    "CAP_SYS_PTRACE needed, or another tracer holds "
-			    "it)" : "cannot stop the process", r);
-	if (ptrace(PTRACE_GETREGS, pid, 0, &t.saved)) {
-		r = -errno;
-		ptrace(PTRACE_DETACH, pid, 0, 0);
-		return fail(pid, "cannot read its registers", r);
-	}
+		return fail(pid, why[0] ? why : "cannot stop the process",
+			    r == -EAGAIN ? 0 : r);
+	st->tries = t.tries;
+	why[0] = 0;
 	/* what our calls write under its stack, put back at the end */
 	t.stack_len = sizeof(t.stack_copy);
 	t.stack_lo = t.saved.rsp - RED_ZONE - t.stack_len;
@@ -507,8 +570,9 @@ int inject_agentctl(pid_t pid, struct agentctl *ac, bool verbose)
 		return r;
 	if (verbose)
 		fprintf(stderr, "gputrace: agent attached to pid %d: %d hooks, "
-			"%d thread(s) moved, paused %.2f ms, %.1f ms in all\n",
-			(int)pid, st.narmed, st.nmoved, st.pause_us / 1e3,
-			st.total_us / 1e3);
+			"%d thread(s) moved, paused %.2f ms, %.1f ms in all, "
+			"%d stop(s) for a safe point\n", (int)pid, st.narmed,
+			st.nmoved, st.pause_us / 1e3, st.total_us / 1e3,
+			st.tries + 1);
 	return 0;
 }

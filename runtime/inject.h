@@ -24,6 +24,8 @@ struct inject_stats {
 	uint64_t total_us;	/* the injection, start to end */
 	int narmed;		/* inline hooks written */
 	int nmoved;		/* threads moved out of displaced bytes */
+	int tries;		/* stops of the borrowed thread before a
+				 * safe point (runtime/inject_safe.c) */
 };
 
 /*

@@ -223,7 +223,7 @@ static void stop_agent(struct prompt *p, struct pr_gen *g)
 {
 	if (!g->ac || g->ac_done)
 		return;
-	agentctl_snapshot(g->ac, 2000);
+	agentctl_snapshot_last(g->ac, 2000);
 	agentctl_detach(g->ac);
 	g->ac_done = true;
 	if (p->dev == g) {

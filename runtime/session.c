@@ -637,8 +637,9 @@ int session_run(struct unit *u, struct gt_object *obj, struct out *o,
 		metrics_run(mx);
 	}
 	ret = 0;
-	/* the device maps as they are now (or the final ones, after BYE) */
-	agentctl_snapshot(s.ac, 2000);
+	/* the last device maps, launches made before finished (or the final
+	 * ones, after BYE) */
+	agentctl_snapshot_last(s.ac, 2000);
 	agentctl_warn_idle(s.ac);
 detach:
 	metrics_stop(mx);	/* the exit dump is the last word */

@@ -28,6 +28,7 @@
 
 pthread_mutex_t agent_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct agent_actx *ctxs;
+static struct agent_actx *retired;	/* sessions gone: memory to free */
 static char (*knames)[AGENT_NAME_BYTES];	/* names by kernel id */
 
 static size_t align256(size_t x)
@@ -760,6 +761,62 @@ void agent_ctx_sync_all(void)
 	pthread_mutex_unlock(&agent_ctx_lock);
 }
 
+/* A hash of every live context's maps as they are now; 0 when none. */
+static uint64_t maps_hash(void)
+{
+	CUstreamCaptureMode mode;
+	uint64_t h = 0;
+	CUcontext old;
+
+	pthread_mutex_lock(&agent_ctx_lock);
+	mode = relax_for_copies();
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
+		size_t n = maps_bytes(a) / 8;
+		uint64_t *buf;
+
+		if (a->dead || a->failed || !n ||
+		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
+			continue;
+		buf = malloc(n * 8);
+		if (buf && agent_drv.dtoh_async(buf, a->base, n * 8,
+						a->stream) == CUDA_SUCCESS &&
+		    agent_drv.stream_sync(a->stream) == CUDA_SUCCESS)
+			for (size_t i = 0; i < n; i++)
+				h = (h ^ buf[i]) * 0x100000001b3ull;
+		free(buf);
+		agent_drv.ctx_pop(&old);
+	}
+	agent_capture_restore(mode);
+	pthread_mutex_unlock(&agent_ctx_lock);
+	return h;
+}
+
+/*
+ * The session's last snapshot comes next, and no launch is instrumented
+ * any more (agent_detach): let the launches already made finish their
+ * updates, or a kernel that cuda:launch counted just before would be
+ * missing from the device maps.  Waiting for the application's streams
+ * could capture into or break its graphs, so: until the maps stay the
+ * same over SETTLE_STEPS steps of SETTLE_MS, SETTLE_MAX_MS at most.
+ */
+#define SETTLE_MS	10
+#define SETTLE_STEPS	2
+#define SETTLE_MAX_MS	500
+
+void agent_ctx_settle(void)
+{
+	uint64_t prev = maps_hash(), h;
+	struct timespec step = { 0, SETTLE_MS * 1000000L };
+
+	for (int i = 0, same = 0; same < SETTLE_STEPS &&
+	     i < SETTLE_MAX_MS / SETTLE_MS; i++) {
+		nanosleep(&step, NULL);
+		h = maps_hash();
+		same = h == prev ? same + 1 : 0;
+		prev = h;
+	}
+}
+
 int agent_ctx_snapshot(uint64_t seq, bool final)
 {
 	struct agent_seg_hdr *h;
@@ -992,22 +1049,45 @@ void agent_ctx_stop_all(void)
  * A new attach (-p): the previous session's device state goes.  Its
  * launches ended long ago in practice (their stop flag was set at the
  * detach, and cuMemFree waits for the device); its host records stay
- * allocated, a thread that raced the detach may still hold one.
+ * allocated, a thread that raced the detach may still hold one.  No
+ * driver call here: this runs on the thread the injector borrowed, which
+ * may have been stopped inside the driver holding its locks; the agent's
+ * thread frees the memory (agent_ctx_free_retired).
  */
 void agent_ctx_reset(void)
 {
+	pthread_mutex_lock(&agent_ctx_lock);
+	if (ctxs) {
+		struct agent_actx *last = ctxs;
+
+		while (last->next)
+			last = last->next;
+		last->next = retired;
+		retired = ctxs;
+	}
+	ctxs = NULL;
+	pthread_mutex_unlock(&agent_ctx_lock);
+}
+
+/* The agent's thread: the device memory of sessions gone. */
+void agent_ctx_free_retired(void)
+{
+	struct agent_actx *a;
 	CUcontext old;
 
+	if (!__atomic_load_n(&retired, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&agent_ctx_lock);
-	for (struct agent_actx *a = ctxs; a; a = a->next) {
+	a = retired;
+	retired = NULL;
+	pthread_mutex_unlock(&agent_ctx_lock);
+	for (; a; a = a->next) {
 		if (a->dead || a->failed || !agent_drv.mem_free ||
 		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
 			continue;
 		agent_drv.mem_free(a->base);
 		agent_drv.ctx_pop(&old);
 	}
-	ctxs = NULL;
-	pthread_mutex_unlock(&agent_ctx_lock);
 }
 /* fork(): the contexts are the parent's; nothing to free through a
  * driver that is not ours. */
@@ -1015,6 +1095,7 @@ void agent_ctx_forked(void)
 {
 	pthread_mutex_init(&agent_ctx_lock, NULL);
 	ctxs = NULL;
+	retired = NULL;
 }
 
 #endif /* GT_AGENT_SO */

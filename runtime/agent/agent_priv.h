@@ -152,6 +152,7 @@ void agent_inline_disarm(void) AGENT_HIDDEN;
 /* ---- agent_kernel.c / agent_ctx.c: a new attach starts afresh ---- */
 void agent_kernel_reset(void) AGENT_HIDDEN;
 void agent_ctx_reset(void) AGENT_HIDDEN;
+void agent_ctx_free_retired(void) AGENT_HIDDEN;
 /* ---- agent_main.c: state of one tracing session, for re-attach ---- */
 void agent_session_reset(void) AGENT_HIDDEN;
 
@@ -630,6 +631,7 @@ void agent_ctx_retire(CUcontext ctx) AGENT_HIDDEN;
 void agent_ctx_retire_device(CUdevice dev) AGENT_HIDDEN;
 /* Wait for all work in every context (at exit only). */
 void agent_ctx_sync_all(void) AGENT_HIDDEN;
+void agent_ctx_settle(void) AGENT_HIDDEN;
 /* Set every context's stop flag. */
 void agent_ctx_stop_all(void) AGENT_HIDDEN;
 /*

@@ -57,6 +57,10 @@ static void on_message(void)
 		return;
 	}
 	switch (u.m.type) {
+	case AGENT_MSG_SNAPSHOT_LAST:
+		agent_detach("the session ends");
+		agent_ctx_settle();
+		/* fall through */
 	case AGENT_MSG_SNAPSHOT:
 		/* kernels completed so far reach cuda:complete before the
 		 * maps are printed (the last ones before a -p detach) */
@@ -119,6 +123,7 @@ static void *serve(void *arg)
 		if (poll(p, 2, DRAIN_MS) > 0 && p[0].revents)
 			on_message();
 		t = now_ms();
+		agent_ctx_free_retired();
 		if (t - last >= DRAIN_MS) {
 			agent_ctx_drain();
 			agent_host_drain();

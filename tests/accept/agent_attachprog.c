@@ -22,6 +22,10 @@
  * and never touched (an allocator's reserve), for it to pass over.
  *
  * READY_FILE is created once the module is loaded and the threads run.
+ * ATTACHPROG_CHURN=1: the main thread allocates and frees all the time
+ * (malloc's lock held most of the time), for the injector to stop it
+ * there and find a safe point (tests/accept/agent_safepoint.sh).
+ *
  * SIGUSR1 pauses the launches, SIGUSR2 resumes them (a paused program is
  * quiet, so a test can compare counts exactly); pausing prints "paused at N", N
  * the launches so far.  SIGTERM ends it, printing "launches N failures F"
@@ -79,6 +83,21 @@ __asm__(".section .nv_fatbin, \"a\"\n"
 	".incbin \"" ATTACH_FATBIN "\"\n"
 	".previous\n");
 extern const char attach_fatbin[];
+
+/* Allocate and free until SIGTERM: malloc's lock taken all the time. */
+static void churn(void)
+{
+	void *slot[64] = { 0 };
+	unsigned x = 1;
+
+	while (!done) {
+		x = x * 1103515245 + 12345;
+		free(slot[x % 64]);
+		slot[x % 64] = malloc(16 + (x >> 8) % 4096);
+	}
+	for (int i = 0; i < 64; i++)
+		free(slot[i]);
+}
 
 /* FILE's bytes in a malloc'ed buffer (no stdio: no copies in its
  * buffers), or NULL */
@@ -207,6 +226,8 @@ int main(int argc, char **argv)
 	f = fopen(argv[2], "w");
 	if (f)
 		fclose(f);
+	if (getenv("ATTACHPROG_CHURN"))
+		churn();
 	while (!done) {
 		int was = paused;
 

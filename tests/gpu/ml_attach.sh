@@ -28,7 +28,7 @@ need_py torch triton
 CYCLES=${ML_CYCLES:-20}
 $PY $ML/train.py --loop "$T/stop" --ready "$T/ready" >"$T/job.prog" 2>"$T/job.err" &
 P=$!
-trap 'kill -KILL $P 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -KILL $P 2>/dev/null; ml_done' EXIT
 i=0
 while [ ! -f "$T/ready" ]; do
 	i=$((i + 1))
@@ -52,9 +52,7 @@ while [ $n -le "$CYCLES" ]; do
 	# 2 s from the moment every probe is in place and the agent in
 	# (starting on a torch process takes seconds: a SIGINT before the
 	# probes are in ends gputrace as it ends bpftrace, with 130)
-	v=
-	[ $n = 1 ] && v=-v
-	__BPFTRACE_NOTIFY_PROBES_ATTACHED=1 "$GT" $v -q -f json -o "$T/p$n.out" \
+	__BPFTRACE_NOTIFY_PROBES_ATTACHED=1 "$GT" -v -q -f json -o "$T/p$n.out" \
 		-p $P -e "$PROBES" >/dev/null 2>"$T/p$n.err" &
 	g=$!
 	i=0
@@ -63,15 +61,24 @@ while [ $n -le "$CYCLES" ]; do
 		i=$((i + 1))
 		sleep 0.1
 	done
-	echo "    cycle $n: attached after $((i / 10)).$((i % 10)) s"
+	echo "    cycle $n: attached after $((i / 10)).$((i % 10)) s;" \
+		"$(sed -n 's/.*agent attached to pid [0-9]*: //p' "$T/p$n.err")"
+	if [ $i -ge 600 ]; then
+		# where the job's main thread and gputrace are
+		echo "    job main thread: $(cat /proc/$P/syscall 2>&1) wchan $(cat /proc/$P/wchan 2>&1)"
+		echo "    gputrace: $(cat /proc/$g/syscall 2>&1) wchan $(cat /proc/$g/wchan 2>&1)"
+		grep -v 'info:' "$T/p$n.err" | tail -5 | sed 's/^/    /'
+	fi
 	sleep 2
 	kill -INT $g 2>/dev/null
+	t0=$(date +%s%N)
 	# a detach that hangs: KILL after 30 s (the job must survive that too)
 	( sleep 30; kill -KILL $g 2>/dev/null ) &
 	wd=$!
 	wait $g
 	rc=$?
 	kill $wd 2>/dev/null
+	echo "    cycle $n: detached in $((($(date +%s%N) - t0) / 1000000)) ms"
 	l=$(val p$n @l) c=$(val p$n @c) w=$(val p$n @w)
 	if [ $rc -ne 0 ]; then
 		bad "cycle $n: gputrace status" "$rc: $(head -3 "$T/p$n.err" | tr '\n' ' ')"
