@@ -120,6 +120,7 @@ EXPORT int gputrace_attach(const char *sock)
 		return r;
 	}
 	agent_fork_handler_once();
+	__atomic_add_fetch(&agent.session, 1, __ATOMIC_RELEASE);
 	agent.attached = true;
 	agent.detached = 0;
 	agent_host_init();

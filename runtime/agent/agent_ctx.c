@@ -28,7 +28,6 @@
 
 pthread_mutex_t agent_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct agent_actx *ctxs;
-static struct agent_actx *retired;	/* sessions gone: memory to free */
 static char (*knames)[AGENT_NAME_BYTES];	/* names by kernel id */
 
 static size_t align256(size_t x)
@@ -1048,46 +1047,25 @@ void agent_ctx_stop_all(void)
 /*
  * A new attach (-p): the previous session's device state goes.  Its
  * launches ended long ago in practice (their stop flag was set at the
- * detach, and cuMemFree waits for the device); its host records stay
- * allocated, a thread that raced the detach may still hold one.  No
- * driver call here: this runs on the thread the injector borrowed, which
- * may have been stopped inside the driver holding its locks; the agent's
- * thread frees the memory (agent_ctx_free_retired).
+ * detach, cuMemFree waits for the device, and a launch prepared across
+ * the detach runs the original: agent_launch); its host records stay
+ * allocated, a thread that raced the detach may still hold one.  The
+ * injector's thread is not inside the driver here (runtime/inject_safe.c).
  */
 void agent_ctx_reset(void)
 {
-	pthread_mutex_lock(&agent_ctx_lock);
-	if (ctxs) {
-		struct agent_actx *last = ctxs;
-
-		while (last->next)
-			last = last->next;
-		last->next = retired;
-		retired = ctxs;
-	}
-	ctxs = NULL;
-	pthread_mutex_unlock(&agent_ctx_lock);
-}
-
-/* The agent's thread: the device memory of sessions gone. */
-void agent_ctx_free_retired(void)
-{
-	struct agent_actx *a;
 	CUcontext old;
 
-	if (!__atomic_load_n(&retired, __ATOMIC_RELAXED))
-		return;
 	pthread_mutex_lock(&agent_ctx_lock);
-	a = retired;
-	retired = NULL;
-	pthread_mutex_unlock(&agent_ctx_lock);
-	for (; a; a = a->next) {
+	for (struct agent_actx *a = ctxs; a; a = a->next) {
 		if (a->dead || a->failed || !agent_drv.mem_free ||
 		    agent_drv.ctx_push(a->ctx) != CUDA_SUCCESS)
 			continue;
 		agent_drv.mem_free(a->base);
 		agent_drv.ctx_pop(&old);
 	}
+	ctxs = NULL;
+	pthread_mutex_unlock(&agent_ctx_lock);
 }
 /* fork(): the contexts are the parent's; nothing to free through a
  * driver that is not ours. */
@@ -1095,7 +1073,6 @@ void agent_ctx_forked(void)
 {
 	pthread_mutex_init(&agent_ctx_lock, NULL);
 	ctxs = NULL;
-	retired = NULL;
 }
 
 #endif /* GT_AGENT_SO */

@@ -202,9 +202,11 @@ CUresult agent_launch(const struct agent_launch *l)
 	struct agent_inst *in;
 	CUcontext ctx;
 	CUresult r;
+	uint32_t sess;
 
 	if (!agent.active || *hook || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
+	sess = __atomic_load_n(&agent.session, __ATOMIC_ACQUIRE);
 	agent_call_seen(AGENT_C_LAUNCH);
 	agent_saw_cuda();
 	agent_sample_here();	/* gpu:sample: on in each context */
@@ -236,7 +238,10 @@ CUresult agent_launch(const struct agent_launch *l)
 	ctx = launch_ctx(l->stream);
 	in = ctx ? agent_kernel_inst(k, ctx) : NULL;
 	(*hook)++;
-	if (!in || !in->fn) {
+	/* a first launch (a scan, a JIT) outlived its session: its device
+	 * state is gone, or goes at the next attach */
+	if (!in || !in->fn || agent.detached ||
+	    __atomic_load_n(&agent.session, __ATOMIC_ACQUIRE) != sess) {
 		r = call_real(l, l->f, l->params, l->extra);
 		(*hook)--;
 		return r;

@@ -100,6 +100,7 @@ struct agent_state {
 	pid_t pid;
 	struct agent_config cfg;
 	volatile int detached;	/* stop instrumenting new launches */
+	uint32_t session;	/* -p: attaches so far (agent_launch) */
 	uint64_t snap_seq;	/* last snapshot number written */
 	bool attached;		/* injected (-p): inline hooks */
 };
@@ -152,7 +153,6 @@ void agent_inline_disarm(void) AGENT_HIDDEN;
 /* ---- agent_kernel.c / agent_ctx.c: a new attach starts afresh ---- */
 void agent_kernel_reset(void) AGENT_HIDDEN;
 void agent_ctx_reset(void) AGENT_HIDDEN;
-void agent_ctx_free_retired(void) AGENT_HIDDEN;
 /* ---- agent_main.c: state of one tracing session, for re-attach ---- */
 void agent_session_reset(void) AGENT_HIDDEN;
 

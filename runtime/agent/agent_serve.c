@@ -123,7 +123,6 @@ static void *serve(void *arg)
 		if (poll(p, 2, DRAIN_MS) > 0 && p[0].revents)
 			on_message();
 		t = now_ms();
-		agent_ctx_free_retired();
 		if (t - last >= DRAIN_MS) {
 			agent_ctx_drain();
 			agent_host_drain();
