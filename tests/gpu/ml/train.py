@@ -128,6 +128,7 @@ def main():
     for i in range(args.steps):
         step(model, x, y, opt, i)
     graph(model, x, args.replays)
+    grid = None     # --adds 0: no launch
     for _ in range(args.adds):
         grid = triton_add(a, b, out)
     torch.cuda.synchronize()
