@@ -11,9 +11,9 @@
 #   - samples(stream_scale) / samples(fma_chain) is within 20% of
 #     duration(stream_scale) / duration(fma_chain);
 #   - with torch (python3 -c 'import torch', a GPU): a small training
-#     loop under -c, and a longer one (TORCH_STEPS, 3000) with -p for
-#     2 s: a cuBLAS GEMM and PyTorch's own kernels (at::native) have
-#     samples, the losses are identical to a native run.
+#     loop under -c: a cuBLAS GEMM and PyTorch's own kernels (at::native)
+#     have samples, the losses are identical to a native run; -p on a
+#     running loop is refused with its reason and the loop ends normally.
 # Prints PASS/FAIL per check; exit 0 when all pass, 1 otherwise, 77
 # without nvcc.
 GT=${GPUTRACE:-build/gputrace}
@@ -129,32 +129,24 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	[ -n "$a" ] && pass "torch: PyTorch's kernels have samples: $a" ||
 		{ fail "torch: no at::native kernel sampled"; sed 's/^/    /' "$T/tk"; }
 
-	# -p: attach to a running loop for 2 s; its losses stay the native ones
-	STEPS=${TORCH_STEPS:-3000}
-	python3 tests/gpu/sample_torch.py "$STEPS" >"$T/pnative" 2>&1 ||
-		fail "torch loop ($STEPS steps) does not run natively"
-	python3 tests/gpu/sample_torch.py "$STEPS" "$T/ready" >"$T/pprog" 2>&1 &
+	# -p: refused on a running process (stopping PC sampling there hung
+	# the loop, docs/gpu-sample.md); the loop runs on to its end
+	python3 tests/gpu/sample_torch.py 300 "$T/ready" >"$T/pprog" 2>&1 &
 	tp=$!
 	i=0
 	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
-	timeout -k 5 120 "$GT" -q -p $tp -e 'gpu:sample { @t[kernel] = sum(samples); }
-interval:s:2 { exit(); }' </dev/null >"$T/pout" 2>"$T/perr"
+	timeout -k 5 60 "$GT" -q -p $tp -e 'gpu:sample { @t[kernel] = sum(samples); }' \
+		</dev/null >"$T/pout" 2>"$T/perr"
 	rc=$?
 	wait $tp
 	trc=$?
-	[ $rc -eq 0 ] || { fail "torch -p: status $rc"; sed 's/^/    /' "$T/perr"; }
-	if [ $trc -eq 0 ] && cmp -s "$T/pnative" "$T/pprog"; then
-		pass "torch -p: the loop ran on, $(grep -c '^loss ' "$T/pprog") losses identical to native"
+	if [ $rc -ne 0 ] && grep -q 'gpu:sample needs the process started by gputrace' "$T/perr" &&
+	   [ $trc -eq 0 ]; then
+		pass "torch -p: refused with its reason, the loop ended normally"
 	else
-		fail "torch -p: the loop's status $trc or its losses changed (-native +attached)"
-		diff -u "$T/pnative" "$T/pprog" | head -8 | sed 's/^/    /'
-		grep -v '^loss ' "$T/pprog" | tail -20 | sed 's/^/    job: /'
+		fail "torch -p: gputrace status $rc, the loop's $trc"
+		sed 's/^/    /' "$T/perr" | tail -5
 	fi
-	g=$(grep -iE '^@t\[.*(gemm|cublas|cutlass|xmma)' "$T/pout" | head -1)
-	a=$(grep -E '^@t\[.*at::native::' "$T/pout" | head -1)
-	[ -n "$g" ] && [ -n "$a" ] &&
-		pass "torch -p: a GEMM and PyTorch's kernels have samples: $g; $a" ||
-		{ fail "torch -p: GEMM '$g', at::native '$a'"; grep '^@' "$T/pout" | head -20 | sed 's/^/    /'; sed 's/^/    /' "$T/perr"; }
 else
 	echo "SKIP torch part: python3 cannot import torch with a GPU"
 fi
