@@ -804,11 +804,11 @@ static uint64_t maps_hash(void)
 
 void agent_ctx_settle(void)
 {
-	uint64_t prev = maps_hash(), h;
 	struct timespec step = { 0, SETTLE_MS * 1000000L };
+	uint64_t end = agent_now_ms() + SETTLE_MAX_MS, prev = maps_hash(), h;
 
-	for (int i = 0, same = 0; same < SETTLE_STEPS &&
-	     i < SETTLE_MAX_MS / SETTLE_MS; i++) {
+	/* wall time, not steps: copying large maps takes time too */
+	for (int same = 0; same < SETTLE_STEPS && agent_now_ms() < end;) {
 		nanosleep(&step, NULL);
 		h = maps_hash();
 		same = h == prev ? same + 1 : 0;

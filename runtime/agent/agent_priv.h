@@ -31,6 +31,7 @@
  */
 void agent_cond_init_mono(pthread_cond_t *c);
 struct timespec agent_deadline(long ms);
+uint64_t agent_now_ms(void) AGENT_HIDDEN;
 
 /*
  * "void ns::f<int>(float*)" -> "ns::f<int>": drop the parameter list and

@@ -30,14 +30,6 @@ static pthread_t thread;
 static int started, stopping;
 static int wake_fd = -1;	/* agent_serve_stop ends the thread's poll */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void on_message(void)
 {
 	union {
@@ -97,7 +89,7 @@ static void on_message(void)
 
 static void *serve(void *arg)
 {
-	uint64_t last = now_ms(), lastc = last;
+	uint64_t last = agent_now_ms(), lastc = last;
 
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		struct pollfd p[2] = {
@@ -122,7 +114,7 @@ static void *serve(void *arg)
 		/* negative fds are skipped */
 		if (poll(p, 2, DRAIN_MS) > 0 && p[0].revents)
 			on_message();
-		t = now_ms();
+		t = agent_now_ms();
 		if (t - last >= DRAIN_MS) {
 			agent_ctx_drain();
 			agent_host_drain();

@@ -38,6 +38,15 @@ struct timespec agent_deadline(long ms)
 	return t;
 }
 
+/* CLOCK_MONOTONIC in ms: the agent's periods and bounded waits. */
+uint64_t agent_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static bool is_id(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
