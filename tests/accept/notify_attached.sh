@@ -18,13 +18,17 @@ env "$L=" "$GPUTRACE" -e 'BEGIN { printf("hi\n"); exit(); }' >"$T/out" 2>"$T/err
 [ "$(grep -c "^$L\$" "$T/err")" = 1 ] || fail "want the line once on stderr (variable set, empty)"
 grep -q "$L" "$T/out" && fail "the line on stdout"
 
-# the harness's way: wait for the line, then run the workload
+# the harness's way: wait for the line, then run the workload.  A new
+# file: the line the runs above left in $T/err would be seen before the
+# background gputrace truncates it (the workload would then start before
+# the probes are attached)
+rm -f "$T/err"
 env "$L=1" timeout -k 2 60 "$GPUTRACE" \
 	-e "uprobe:$BIN:func_c { @c = count(); } uprobe:$BIN:gt_done { exit(); }" \
 	>"$T/out" 2>"$T/err" </dev/null &
 gpid=$!
 i=0
-until grep -q "^$L\$" "$T/err"; do
+until grep -q "^$L\$" "$T/err" 2>/dev/null; do
 	i=$((i + 1))
 	[ $i -gt 300 ] && { kill "$gpid"; fail "no line within 30 s"; }
 	sleep 0.1
