@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * The ptrace injector (docs/attach.md).  One thread of the target is
- * borrowed (PTRACE_SEIZE + PTRACE_INTERRUPT): its registers are saved,
+ * borrowed (PTRACE_SEIZE + PTRACE_INTERRUPT) where it holds none of the
+ * locks our calls take (runtime/inject_safe.c): its registers are saved,
  * and functions are called in it by setting the registers of a call
  * (System V x86-64: rdi, rsi; a 16-byte aligned stack below the red zone)
  * whose return address is that stack slot's own address, so the return
- * is a SIGSEGV there (the stack is not executable) that we catch.  dlopen comes from libc's symbol table (glibc >= 2.34 exports
+ * is a SIGSEGV there (the stack is not executable) that we catch.
+ * dlopen comes from libc's symbol table (glibc >= 2.34 exports
  * it from libc.so.6; older ones have __libc_dlopen_mode).  The other
  * threads run during dlopen and gputrace_attach (they may hold the locks
  * those take), and are stopped only while gputrace_arm writes the jumps.
