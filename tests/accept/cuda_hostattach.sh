@@ -51,6 +51,9 @@ attach() {
 	until grep -q libcuda "/proc/$W/maps" 2>/dev/null || [ $i -gt 200 ]; do
 		i=$((i + 1)); sleep 0.05
 	done
+	# new files: an earlier run's "Attaching" would be seen before the
+	# background gputrace truncates them
+	rm -f "$T/raw" "$T/err"
 	timeout -k 2 60 "$GT" -p "$W" "$@" >"$T/raw" 2>"$T/err" &
 	G=$!
 	i=0	# (a loaded machine: up to 40 s)
