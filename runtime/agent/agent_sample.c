@@ -509,13 +509,24 @@ static void finish(struct sctx *c)
 	CUpti_PCSamplingDisableParams dp = {
 		.size = CUpti_PCSamplingDisableParamsSize, .ctx = c->ctx,
 	};
+	CUcontext old;
+	bool pushed;
 
 	if (c->on == 1) {
+		/* as when it was enabled (the application's launch): the
+		 * context current, also on the agent's thread (a -p detach) */
+		pushed = agent_drv.ctx_push && agent_drv.ctx_pop &&
+			 agent_drv.ctx_push(c->ctx) == CUDA_SUCCESS;
 		take(c);
 		/* the rest goes to the configuration's buffer */
 		c->cfg.totalNumPcs = 0;
 		if (pcs.disable(&dp) == CUPTI_SUCCESS)
 			deliver(c, &c->cfg);
+		else
+			agent_debug("gpu:sample: GPU %u: disabling PC sampling "
+				    "failed", c->gpu);
+		if (pushed)
+			agent_drv.ctx_pop(&old);
 	}
 	ctx_free(c);
 	c->on = -1;	/* a destroyed context's handle may come back */
