@@ -64,6 +64,10 @@ struct cg {
 				 * return/exit() in a body (0: no such loop) */
 	int vreg;		/* the frame of the variables: r10, or r9 in
 				 * a for body (the clause's frame) */
+	int flt_slot;		/* the provider filter's map value pointer,
+				 * kept for a builtin that reads the same
+				 * entry (cuda:launch's kernel); 0: none */
+	int flt_map, flt_off;	/* that map, the context word of its key */
 };
 
 struct cg_sub {
@@ -1174,9 +1178,17 @@ static void gen_to(struct cg *g, struct node *n, int dst)
 			store_bytes(g, dst, src.str, strnlen(src.str, GT_STRLEN - 1),
 				    GT_STRLEN);
 		} else if (!provider_src(g, n->str, &src) && src.kind == BSRC_MAP_STR) {
-			int save2 = g->sp, key = stack_alloc(g, 8), j1, j2;
+			int save2 = g->sp, j1, j2;
 
-			j1 = lookup_by_ctx(g, &src, key);
+			if (g->flt_slot && g->cur < 0 && src.map == g->flt_map &&
+			    src.off == g->flt_off) {
+				/* the entry the filter looked up already */
+				emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_10,
+					      g->flt_slot));
+				j1 = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
+			} else {
+				j1 = lookup_by_ctx(g, &src, stack_alloc(g, 8));
+			}
 			copy_mem(g, BPF_REG_0, 0, dst, GT_STRLEN);
 			j2 = jmp_fwd(g, I_JA(0));
 			patch(g, j1);
@@ -2006,6 +2018,7 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 	g->nrefs = 0;
 	g->cur = g->len_sub = -1;
 	g->ended = 0;
+	g->flt_slot = 0;
 	g->vreg = BPF_REG_10;
 	g->loc = cl->loc;
 	g->stmt_loc = cl->loc;
@@ -2056,6 +2069,11 @@ static int gen_prog(struct cg *g, struct clause *cl, struct clause_info *ci,
 		emit_map_ref(g, BPF_REG_1, flt.map);
 		stack_ptr(g, BPF_REG_2, key);
 		emit(g, I_CALL(H_MAP_LOOKUP));
+		/* kept: `kernel` reads the same entry (a lookup less a launch) */
+		g->flt_slot = stack_alloc(g, 8);
+		g->flt_map = flt.map;
+		g->flt_off = flt.off;
+		emit(g, I_STX(BPF_DW, BPF_REG_10, BPF_REG_0, g->flt_slot));
 		none = jmp_fwd(g, I_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0));
 		emit(g, I_LDX(BPF_DW, BPF_REG_0, BPF_REG_0, flt.val_off));
 		if (flt.skip >= 0)
