@@ -62,7 +62,6 @@ EXPORT int gputrace_attach(const char *sock)
 {
 	struct timeval tv = { .tv_sec = 10 };
 	char path[64];
-	uint32_t pid;
 	int fd, fds[2] = { -1, -1 }, r;
 
 	attach_err[0] = 0;
@@ -123,13 +122,7 @@ EXPORT int gputrace_attach(const char *sock)
 	__atomic_add_fetch(&agent.session, 1, __ATOMIC_RELEASE);
 	agent.attached = true;
 	agent.detached = 0;
-	agent_host_init();
-	agent.active = true;
-	pid = (uint32_t)agent.pid;
-	agent_send(AGENT_MSG_HELLO, 0, &pid, sizeof(pid));
-	agent_serve_start();
-	agent_debug("agent attached to pid %d (%d clauses, %d maps)",
-		    (int)agent.pid, agent.cfg.nclauses, agent.cfg.nmaps);
+	agent_begin("attached to");	/* agent.sock is ours: served */
 	return 0;
 }
 

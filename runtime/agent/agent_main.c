@@ -413,8 +413,9 @@ void agent_main_woke(void)
 }
 
 /*
- * Tracing from here (the constructor, or a fork() child at its first
- * driver call): host maps, HELLO with our pid, the serving thread.
+ * Tracing from here (the constructor, a fork() child at its first
+ * driver call, gputrace_attach): host maps, HELLO with our pid, the
+ * serving thread.
  */
 void agent_begin(const char *how)
 {
