@@ -11,6 +11,9 @@
 #ifdef GT_AGENT_SO
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <x86intrin.h>
 
 #include "runtime/agent/agent_priv.h"
 
@@ -23,6 +26,56 @@ static const char *const names[AGENT_C_END_] = {
 };
 
 uint64_t agent_calls[AGENT_C_END_];
+
+bool agent_prof;
+static struct {
+	uint64_t n, hook, drv;
+	uint64_t tsc0, ns0;	/* at the first launch: the TSC's rate */
+} prof;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void agent_prof_init(void)
+{
+	const char *e = getenv("GPUTRACE_AGENT_PROF");
+
+	agent_prof = agent.cfg.verbose && e && *e && *e != '0';
+}
+
+void agent_prof_add(uint64_t hook, uint64_t drv)
+{
+	if (!__atomic_fetch_add(&prof.n, 1, __ATOMIC_RELAXED)) {
+		prof.ns0 = mono_ns();
+		prof.tsc0 = __rdtsc();
+	}
+	__atomic_fetch_add(&prof.hook, hook, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&prof.drv, drv, __ATOMIC_RELAXED);
+}
+
+static void prof_report(void)
+{
+	uint64_t n = prof.n, dt, dns;
+	double per;
+
+	if (!agent_prof || n < 2)
+		return;
+	dt = __rdtsc() - prof.tsc0;
+	dns = mono_ns() - prof.ns0;
+	if (!dt || !dns)
+		return;
+	per = (double)dns / (double)dt;	/* ns a cycle */
+	agent_debug("launch profile: %" PRIu64 " launches, %.1f ns a launch "
+		    "in the hook before the driver's call, %.1f ns in the "
+		    "driver's call (TSC %.2f GHz)", n,
+		    (double)prof.hook * per / (double)n,
+		    (double)prof.drv * per / (double)n, 1.0 / per);
+}
 
 void agent_calls_report(void)
 {
@@ -37,5 +90,6 @@ void agent_calls_report(void)
 				      __atomic_load_n(&agent_calls[i],
 						      __ATOMIC_RELAXED));
 	agent_debug("calls seen: %s", buf);
+	prof_report();
 }
 #endif /* GT_AGENT_SO */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <x86intrin.h>
 
 #include "runtime/agent/agent_priv.h"
 
@@ -203,9 +204,11 @@ CUresult agent_launch(const struct agent_launch *l)
 	CUcontext ctx;
 	CUresult r;
 	uint32_t sess;
+	uint64_t t0;
 
 	if (!agent.active || *hook || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
+	t0 = agent_prof ? __rdtsc() : 0;
 	sess = __atomic_load_n(&agent.session, __ATOMIC_ACQUIRE);
 	agent_call_seen(AGENT_C_LAUNCH);
 	agent_saw_cuda();
@@ -215,9 +218,13 @@ CUresult agent_launch(const struct agent_launch *l)
 	/* no device clause (host clauses, cuda:complete, gpu:sample): no
 	 * copy to launch, no handle to look up */
 	if (!agent.cfg.nclauses && !agent.attached) {
+		uint64_t t1 = agent_prof ? __rdtsc() : 0;
+
 		(*hook)++;
 		r = call_real(l, l->f, l->params, l->extra);
 		(*hook)--;
+		if (agent_prof)
+			agent_prof_add(t1 - t0, __rdtsc() - t1);
 		return r;
 	}
 	k = agent_kernel_get((uintptr_t)l->f);

@@ -488,6 +488,7 @@ __attribute__((constructor)) static void agent_init(void)
 		    strerror(-r));
 		return;
 	}
+	agent_prof_init();
 	if (sock && *sock) {
 		r = agent_connect_tracer(sock);
 		if (r < 0) {

@@ -720,6 +720,16 @@ static inline void agent_call_seen(enum agent_call c)
 /* At exit, -v: the counts. */
 void agent_calls_report(void) AGENT_HIDDEN;
 
+/*
+ * GPUTRACE_AGENT_PROF=1 with -v: the TSC cycles a launch without device
+ * clauses spends in the hook before the driver's call and in that call,
+ * said at exit (docs/hostpath.md, "Cost").  For benchmarks: what a
+ * launch rate cannot tell apart, the hook's own time from the driver's.
+ */
+extern bool agent_prof AGENT_HIDDEN;
+void agent_prof_init(void) AGENT_HIDDEN;
+void agent_prof_add(uint64_t hook, uint64_t drv) AGENT_HIDDEN;
+
 /* ---- agent_launch.c ---- */
 
 enum agent_lform { AGENT_L_KERNEL, AGENT_L_EX, AGENT_L_COOP };

@@ -12,7 +12,7 @@
 #
 #   HANG_S=20	seconds before a run counts as hung
 #   ARCHS="90"	PTX targets to build mem.cu for ("75 90": both)
-#   ONLY=ab*	variants to run (a shell pattern on the names below)
+#   ONLY='ab* b_n'	variants to run (shell patterns on the names below)
 #
 # One line per run: NAME  ok | HANG | FAIL (why); a hung run also shows
 # the last lines gputrace -v printed.  Exit status 1 if any run hung or
@@ -51,6 +51,15 @@ variants() {
 	printf '%s\n%s\n' b_s "$B gpu:mem:* { @s[kernel, store, sectors] = count(); }"
 	printf '%s\n%s\n' b_lo "$B gpu:mem:* { @lo[kernel, store] = min(addr); }"
 	printf '%s\n%s\n' b_z "$B gpu:mem:* { @z[kernel, store] = sum(size * lanes); }"
+	# the runtime paths B's update takes: no key (inline), one word
+	printf '%s\n%s\n' a_b0 "$A gpu:mem:*:shared { @c = count(); }"
+	printf '%s\n%s\n' a_b8 "$A gpu:mem:*:shared { @c[conflicts] = count(); }"
+	# A's updates on maps without key, then two keyed ones
+	printf '%s\n%s\n' a0_b "gpu:mem:* { @a = count(); @b = count(); @c2 = count(); @d = count(); } $B"
+	printf '%s\n%s\n' a2_b "gpu:mem:* { @n[kernel] = count(); @i[kernel, insn] = count(); } $B"
+	printf '%s\n%s\n' a3_b "gpu:mem:* { @n[kernel] = count(); @i[kernel, insn] = count(); @s[kernel, store, sectors] = count(); } $B"
+	# one clause, no shared probe, but seven updates on smem twice
+	printf '%s\n%s\n' aa "$A gpu:mem:smem $BODY"
 }
 
 nbad=0
@@ -61,8 +70,14 @@ for cc in ${ARCHS:-90}; do
 	grep '^checksum ' "$T/native.out" >"$T/native.sum"
 	variants >"$T/list"
 	while IFS= read -r name && IFS= read -r prog; do
-		# shellcheck disable=SC2254
-		case $name in ${ONLY:-*}) ;; *) continue ;; esac
+		want=0
+		set -f
+		for pat in ${ONLY:-*}; do
+			# shellcheck disable=SC2254
+			case $name in $pat) want=1 ;; esac
+		done
+		set +f
+		[ $want -eq 1 ] || continue
 		tag="compute_$cc $name"
 		timeout -k 5 "$HANG_S" "$GT" -v -q -c "$T/mem" -e "$prog" \
 			>"$T/out" 2>"$T/err" </dev/null
