@@ -663,6 +663,10 @@ static int call(struct pl_ctx *c, size_t i)
 			agg0_inline(c, r1->val, AI_SUM, i);
 			return 0;
 		}
+		/* one elected lane runs a warp clause: nothing to combine,
+		 * and no warp-synchronous instruction on its path */
+		if (c->opts->mode == PL_WARP)
+			op |= DEVRT_OP_F_ONE;
 		/* smaller entries for maps without key or with a one-word
 		 * key: fewer registers in the instrumented kernel */
 		if (m && !m->key_size)

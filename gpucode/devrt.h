@@ -64,6 +64,14 @@ enum devrt_op {
  * there, so an update costs what it did before the word existed.
  */
 #define DEVRT_OP_F_SUM	0x100u
+/*
+ * The caller is one lane (a gpu:warp or gpu:mem clause, which one elected
+ * lane runs): no lanes to combine, so no warp-synchronous instruction on
+ * its path.  Under independent thread scheduling such an instruction in
+ * a lone lane could run merged with lanes of the same warp from another
+ * site or pass of a loop (issue 34's hang).
+ */
+#define DEVRT_OP_F_ONE	0x200u
 #define DEVRT_OP_KIND	0xffu	/* op without its flags */
 
 /* descriptor flags */

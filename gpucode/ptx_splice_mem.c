@@ -253,7 +253,13 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 		if (req->mem[i].classes & s->cls)
 			add_mem_text(&b, req->mem[i].text, s, uniq);
 	/* the same lanes together again for the instruction and what follows */
-	sb_str(&b, "\tbar.warp.sync \t%gt_mm;\n\t}\n");
+	{
+		const char *e = getenv("GPUTRACE_MEM_SYNC");	/* XXX experiment */
+
+		if (!e || *e != '0')
+			sb_str(&b, "\tbar.warp.sync \t%gt_mm;\n");
+		sb_str(&b, "\t}\n");
+	}
 	if (s->guard)
 		sb_printf(&b, "$__gt%d:\n", skip);
 	if (at == s->stmt && at > 0 && text[at - 1] != '\n')

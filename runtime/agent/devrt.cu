@@ -367,6 +367,15 @@ IN u32 uniform_group(u64 v)
 	return __match_any_sync(act, v);
 }
 
+/* The lanes adding to the same V as this one: itself alone on a lone
+ * lane's path (DEVRT_OP_F_ONE), else those match.any finds. */
+IN u32 same_group(u64 op, u64 v)
+{
+	if (op & DEVRT_OP_F_ONE)
+		return 1u << rd_laneid();
+	return __match_any_sync(__activemask(), v);
+}
+
 /*
  * Aggregation on a map without key: lanes adding to the same (map, word)
  * combine, the lowest of them updates the shard.
@@ -413,15 +422,16 @@ IN void hist_sum(const struct devrt_map_desc *d, u64 *s, u64 val)
 RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
-	u32 w;
+	u32 w, grp;
 
 	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u)
 		return;
 	if (op & DEVRT_OP_F_SUM)
 		hist_sum(d, 0, val);
-	op &= DEVRT_OP_KIND;
-	w = agg_word(d, op, val);
-	group_apply(d, 0, op, w, uniform_group((u64)map << 32 | w), val);
+	w = agg_word(d, op & DEVRT_OP_KIND, val);
+	grp = op & DEVRT_OP_F_ONE ? 1u << rd_laneid() :
+	      uniform_group((u64)map << 32 | w);
+	group_apply(d, 0, op & DEVRT_OP_KIND, w, grp, val);
 }
 
 /*
@@ -434,7 +444,7 @@ RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
-	u32 w;
+	u32 w, grp;
 	u64 *s;
 
 	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u)
@@ -448,10 +458,9 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 		return;
 	if (op & DEVRT_OP_F_SUM)
 		hist_sum(d, s, val);
-	op &= DEVRT_OP_KIND;
-	w = agg_word(d, op, val);
-	group_apply(d, s, op, w, __match_any_sync(__activemask(), (u64)s + w),
-		    val);
+	w = agg_word(d, op & DEVRT_OP_KIND, val);
+	grp = same_group(op, (u64)s + w);
+	group_apply(d, s, op & DEVRT_OP_KIND, w, grp, val);
 }
 
 /*
@@ -494,7 +503,7 @@ IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k)
 RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
-	u32 w;
+	u32 w, grp;
 	u64 *s;
 
 	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u || !d->key_size ||
@@ -506,10 +515,9 @@ RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 		return;
 	if (op & DEVRT_OP_F_SUM)
 		hist_sum(d, s, val);
-	op &= DEVRT_OP_KIND;
-	w = agg_word(d, op, val);
-	group_apply(d, s, op, w, __match_any_sync(__activemask(), (u64)s + w),
-		    val);
+	w = agg_word(d, op & DEVRT_OP_KIND, val);
+	grp = same_group(op, (u64)s + w);
+	group_apply(d, s, op & DEVRT_OP_KIND, w, grp, val);
 }
 
 RT u64 __gt_rt_lookup(u64 ctx, u64 map, u64 key)
