@@ -191,15 +191,20 @@ static void mem_figures(struct job *j, struct sb *b, bool sect, bool conf,
 }
 
 /*
- * GPUTRACE_MEM_SYNC=0 leaves out each site's closing bar.warp.sync: the
- * known hang (docs/ptx-splice.md "Limits") was not seen without it, but
- * lanes that skip a clause may then elect again (inexact counts).
+ * Whether site S ends with its bar.warp.sync.  GPUTRACE_MEM_SYNC=0 leaves
+ * it out everywhere, =loop at sites in a loop only: the known hang
+ * (docs/ptx-splice.md "Limits") was not seen without it, but lanes that
+ * skip a clause may then elect again (inexact counts).
  */
-static bool mem_sync_on(void)
+static bool mem_sync_on(const struct ptx_mem_site *s)
 {
 	const char *e = getenv("GPUTRACE_MEM_SYNC");
 
-	return !e || strcmp(e, "0");
+	if (!e)
+		return true;
+	if (!strcmp(e, "loop"))
+		return !s->in_loop;
+	return strcmp(e, "0");
 }
 
 /* The clauses of REQ that run at S, in one block before it. */
@@ -265,7 +270,7 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 		if (req->mem[i].classes & s->cls)
 			add_mem_text(&b, req->mem[i].text, s, uniq);
 	/* the same lanes together again for the instruction and what follows */
-	if (mem_sync_on())
+	if (mem_sync_on(s))
 		sb_str(&b, "\tbar.warp.sync \t%gt_mm;\n");
 	sb_str(&b, "\t}\n");
 	if (s->guard)

@@ -148,7 +148,8 @@ static const char module[] =
 	"\tld.u32 %%r7, [gcount];\n"			/* 18: generic, a variable */
 	"$L__BB0_3:\n"
 	"\tld.local.u32 %%r8, [%%rd5];\n"		/* 19: not covered */
-	"\tret;\n"					/* 20 */
+	"\t@%%p2 bra.uni $L__BB0_2;\n"		/* 20: a back edge */
+	"\tret;\n"					/* 21 */
 	"}\n";
 
 struct notes {
@@ -208,6 +209,9 @@ static void test_sites(void)
 	      "mem/sites: atom [%rd2+-8]");
 	CHECK(v[5].insn == 18 && v[5].why && strstr(v[5].why, "generic"),
 	      "mem/sites: a generic access to a variable is told, not guessed");
+	CHECK(!v[0].in_loop && !v[1].in_loop && !v[2].in_loop &&
+	      v[3].in_loop && v[4].in_loop && v[5].in_loop,
+	      "mem/sites: the sites between $L__BB0_2 and the branch back to it are in a loop");
 	free(v);
 	ptx_free(m);
 }
@@ -251,6 +255,15 @@ static int assemble(const char *text, const char *arch)
 	rc = system(cmd);
 	unlink(path);
 	return rc;
+}
+
+static int count_of(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
 }
 
 static void test_splice(const char *target)
@@ -308,12 +321,24 @@ static void test_splice(const char *target)
 	CHECK(strcmp(target, "sm_80") < 0 ?
 	      strstr(out, "shfl.sync.idx.b32") && !strstr(out, "redux.sync") :
 	      strstr(out, "redux.sync.min.u32") != NULL, name);
+	snprintf(name, sizeof(name), "mem/splice %s: every site waits at its end",
+		 target);
+	CHECK(count_of(out, "bar.warp.sync \t%gt_mm;") == 5, name);
 	if (ptxas_bin()) {
 		snprintf(name, sizeof(name), "mem/splice %s: ptxas", target);
 		CHECK(assemble(out, target) == 0, name);
 	} else {
 		printf("SKIP mem/splice %s: ptxas: no CUDA toolkit\n", target);
 	}
+	free(out);
+	out = NULL;
+	/* GPUTRACE_MEM_SYNC=loop: no wait at the two sites in the loop */
+	setenv("GPUTRACE_MEM_SYNC", "loop", 1);
+	snprintf(name, sizeof(name), "mem/splice %s: GPUTRACE_MEM_SYNC=loop",
+		 target);
+	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1 && out &&
+	      count_of(out, "bar.warp.sync \t%gt_mm;") == 3, name);
+	unsetenv("GPUTRACE_MEM_SYNC");
 	free(out);
 	ptx_free(m);
 }
