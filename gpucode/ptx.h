@@ -11,6 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * Room for one more element in ARR (N used of CAP), which doubles when
+ * full: 0 or -ENOMEM (the reader's and the gpu:mem scan's arrays).
+ */
+int ptx_grow(void **arr, int *cap, size_t elem);
+#define PTX_GROW(arr, n, cap) ((n) < (cap) ? 0 :			\
+	ptx_grow((void **)&(arr), &(cap), sizeof(*(arr))))
+
 /* A character of a PTX identifier after its first ("%r1", "$L__BB0_2"). */
 static inline bool ptx_ident_char(int c)
 {

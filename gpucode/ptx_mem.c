@@ -307,17 +307,11 @@ static void site_addr(const struct scan *c, struct ptx_mem_site *m,
 static int add_site(struct ptx_mem_site **v, int *n, int *cap,
 		    const struct ptx_mem_site *m)
 {
-	if (*n == *cap) {
-		int nc = *cap ? 2 * *cap : 16;
-		struct ptx_mem_site *p = realloc(*v, nc * sizeof(*p));
+	int rc = PTX_GROW(*v, *n, *cap);
 
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = nc;
-	}
-	(*v)[(*n)++] = *m;
-	return 0;
+	if (!rc)
+		(*v)[(*n)++] = *m;
+	return rc;
 }
 
 /* A label or a branch's target: its name in the text and where it is. */
@@ -328,17 +322,11 @@ struct mark {
 static int add_mark(struct mark **v, int *n, int *cap, size_t name,
 		    size_t len, size_t pos)
 {
-	if (*n == *cap) {
-		int nc = *cap ? 2 * *cap : 32;
-		struct mark *p = realloc(*v, nc * sizeof(*p));
+	int rc = PTX_GROW(*v, *n, *cap);
 
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = nc;
-	}
-	(*v)[(*n)++] = (struct mark){ name, len, pos };
-	return 0;
+	if (!rc)
+		(*v)[(*n)++] = (struct mark){ name, len, pos };
+	return rc;
 }
 
 /*

@@ -254,10 +254,7 @@ static int skip_group(struct rd *r, char open, char close, const char *where)
 	}
 }
 
-#define GROW(arr, n, cap) ((n) < (cap) ? 0 :				\
-	grow((void **)&(arr), &(cap), sizeof(*(arr))))
-
-static int grow(void **arr, int *cap, size_t elem)
+int ptx_grow(void **arr, int *cap, size_t elem)
 {
 	int ncap = *cap ? *cap * 2 : 8;
 	void *p = realloc(*arr, (size_t)ncap * elem);
@@ -402,7 +399,7 @@ static int parse_params(struct rd *r, struct ptx_func *f)
 	f->lparen = r->t.off;
 	next(r);
 	while (!is_punct(r, ')')) {
-		int rc = GROW(f->params, f->nparams, cap);
+		int rc = PTX_GROW(f->params, f->nparams, cap);
 
 		if (rc)
 			return rc;
@@ -438,7 +435,7 @@ static size_t line_start(const char *s, size_t off)
 
 static int add_site(struct ptx_func *f, int *cap, const struct ptx_site *s)
 {
-	int rc = GROW(f->sites, f->nsites, *cap);
+	int rc = PTX_GROW(f->sites, f->nsites, *cap);
 
 	if (rc)
 		return rc;
@@ -586,7 +583,7 @@ static int parse_func(struct rd *r, struct ptx_module *m, size_t start)
 	struct ptx_func *f;
 	int rc;
 
-	if ((rc = GROW(m->funcs, m->nfuncs, r->fcap)))
+	if ((rc = PTX_GROW(m->funcs, m->nfuncs, r->fcap)))
 		return rc;
 	f = &m->funcs[m->nfuncs++];
 	memset(f, 0, sizeof(*f));

@@ -12,7 +12,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <x86intrin.h>
 
 #include "runtime/agent/agent_priv.h"
@@ -33,14 +32,6 @@ static struct {
 	uint64_t tsc0, ns0;	/* at the first launch: the TSC's rate */
 } prof;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void agent_prof_init(void)
 {
 	const char *e = getenv("GPUTRACE_AGENT_PROF");
@@ -51,7 +42,7 @@ void agent_prof_init(void)
 void agent_prof_add(uint64_t hook, uint64_t drv)
 {
 	if (!__atomic_fetch_add(&prof.n, 1, __ATOMIC_RELAXED)) {
-		prof.ns0 = mono_ns();
+		prof.ns0 = agent_now_ns();
 		prof.tsc0 = __rdtsc();
 	}
 	__atomic_fetch_add(&prof.hook, hook, __ATOMIC_RELAXED);
@@ -66,7 +57,7 @@ static void prof_report(void)
 	if (!agent_prof || n < 2)
 		return;
 	dt = __rdtsc() - prof.tsc0;
-	dns = mono_ns() - prof.ns0;
+	dns = agent_now_ns() - prof.ns0;
 	if (!dt || !dns)
 		return;
 	per = (double)dns / (double)dt;	/* ns a cycle */

@@ -24,7 +24,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gpucode/hbpf.h"
@@ -488,10 +487,7 @@ static long h_read_str(void *arg, void *dst, uint32_t n, uint64_t src)
 
 static uint64_t h_ktime(void *arg)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return agent_now_ns();
 }
 
 static uint64_t h_pid_tgid(void *arg)
@@ -688,7 +684,7 @@ bool agent_host_on(uint32_t e)
 
 uint64_t agent_host_now(void)
 {
-	return h_ktime(NULL);
+	return agent_now_ns();
 }
 
 /*

@@ -31,6 +31,7 @@
  */
 void agent_cond_init_mono(pthread_cond_t *c);
 struct timespec agent_deadline(long ms);
+uint64_t agent_now_ns(void) AGENT_HIDDEN;
 uint64_t agent_now_ms(void) AGENT_HIDDEN;
 
 /*

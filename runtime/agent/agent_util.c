@@ -38,13 +38,19 @@ struct timespec agent_deadline(long ms)
 	return t;
 }
 
-/* CLOCK_MONOTONIC in ms: the agent's periods and bounded waits. */
-uint64_t agent_now_ms(void)
+/* CLOCK_MONOTONIC in ns: ktime for host clauses, the launch profile. */
+uint64_t agent_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The same in ms: the agent's periods and bounded waits. */
+uint64_t agent_now_ms(void)
+{
+	return agent_now_ns() / 1000000;
 }
 
 static bool is_id(int c)
