@@ -99,6 +99,8 @@ static void prologue(struct pl_ctx *c)
 		  "\t.reg .b64 %%pw<%d>;\n", DEVRT_PWORDS);
 	if (c->nargs)
 		pl_printf(b, "\t.reg .b64 %%pa<%d>;\n", c->nargs);
+	if (c->uni)
+		pl_printf(b, "\t.reg .b32 %%plead, %%pmsk;\n");
 	for (int s = 0; s < PL_SLOTS; s++)
 		if (pl_promoted(c, s * 8 - PL_FRAME))
 			pl_printf(b, "\t.reg .b64 %%s%d;\n", s);
@@ -119,8 +121,11 @@ static void prologue(struct pl_ctx *c)
 			  "\tbfind.shiftamt.u32 %%u1, %%u1;\n"
 			  "\tmov.u32 %%u2, %%laneid;\n"
 			  "\tsetp.ne.u32 %s, %%u2, %%u1;\n",
-			  c->straight ? "%pskip" : "%p0");
-		if (!c->straight)
+			  c->straight || c->uni ? "%pskip" : "%p0");
+		if (c->uni)
+			pl_printf(b, "\tmov.u32 %%plead, %%u1;\n"
+				  "\tmov.u32 %%pmsk, %%u0;\n");
+		else if (!c->straight)
 			pl_printf(b, "\t@%%p0 bra $Lret;\n");
 		if (c->uses_lanes)
 			pl_printf(b, "\tpopc.b32 %%u0, %%u0;\n"
@@ -150,7 +155,10 @@ static void prologue(struct pl_ctx *c)
 	 * 0 in the lane that runs it; a thread: (context & 7) * laneid, the
 	 * context being a cuMemAlloc base (0.2% dearer than the first).
 	 */
-	if (c->uses_t0 && warp)
+	if (c->uses_t0 && c->uni)
+		/* every lane runs it: the same time in all */
+		pl_printf(b, "\tmov.u32 %%u3, 0;\n");
+	else if (c->uses_t0 && warp)
 		pl_printf(b, "\tsub.u32 %%u3, %%u2, %%u1;\n");
 	else if (c->uses_t0)
 		pl_printf(b, "\tcvt.u32.u64 %%u3, %%pctx;\n"
@@ -303,6 +311,7 @@ int pl_lower(const struct bpf_insn *insns, size_t n,
 	/* the body first: the prologue depends on what it finds; a loop
 	 * branches, and its updates are not deferred (update()) */
 	c.straight = opts->defer && !c.has_loop;
+	c.uni = opts->mode == PL_WARP && opts->mem;
 	if ((ret = emit_body(&c)))
 		goto out;
 	if (c.straight && (strstr(c.out.s, "call ") || strstr(c.out.s, "%pg"))) {
@@ -414,7 +423,8 @@ char *pl_decls(const struct pl_func *funcs, int n)
 static size_t own_reg(const char *p)
 {
 	static const char *const named[] = { "fp", "pctx", "pg", "pt0", "pte",
-					     "plan", "pskip", "psh" };
+					     "plan", "pskip", "psh", "plead",
+					     "pmsk" };
 	size_t n = 0;
 
 	while (isalnum((unsigned char)p[n]) || p[n] == '_')

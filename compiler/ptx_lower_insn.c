@@ -403,8 +403,8 @@ static void update(struct pl_ctx *c, size_t i, const char *addr, int word,
 	int k = c->opts->index, n = c->ndefer, off = DEVRT_LINE + 16 + 8 * word;
 
 	if (!c->opts->defer || c->in_loop[i]) {
-		pl_printf(b, "\tred.global.add.u64 [%s+%d], %s;\n", addr, off,
-			  val);
+		pl_printf(b, "\t%sred.global.add.u64 [%s+%d], %s;\n",
+			  c->uni ? "@!%pskip " : "", addr, off, val);
 		return;
 	}
 	pl_printf(b, "\tadd.u64 %%gt_d%d_%da, %s, %d;\n"
@@ -528,6 +528,8 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 		 * stencil 1.34x */
 		if (c->straight)
 			pl_printf(b, "\tsetp.gt.or.s64 %%p0, %%r3, 0, %%p1;\n");
+		else if (c->uni)
+			pl_printf(b, "\tsetp.gt.or.s64 %%p0, %%r3, 0, %%pskip;\n");
 		else
 			pl_printf(b, "\tsetp.gt.s64 %%p0, %%r3, 0;\n");
 		pl_printf(b, "\t@!%%p0 st.global.u64 [%%t0+%d], 1;\n",
@@ -545,6 +547,21 @@ static void agg0_inline(struct pl_ctx *c, int64_t map, enum agg_inline k,
 	pl_printf(b, "$Lc%zu:\n", i);
 }
 
+/*
+ * A gpu:mem clause (c->uni): the 64-bit register REG of the elected lane
+ * into every lane, for values a lane reads for itself (an atomic's
+ * result, a clock) that must agree across the lanes running the clause.
+ */
+static void bcast(struct pl_ctx *c, const char *reg)
+{
+	if (!c->uni)
+		return;
+	pl_printf(&c->out, "\tmov.b64 {%%u4, %%u5}, %s;\n"
+		  "\tshfl.sync.idx.b32 %%u4, %%u4, %%plead, 31, %%pmsk;\n"
+		  "\tshfl.sync.idx.b32 %%u5, %%u5, %%plead, 31, %%pmsk;\n"
+		  "\tmov.b64 %s, {%%u4, %%u5};\n", reg, reg);
+}
+
 static int call(struct pl_ctx *c, size_t i)
 {
 	const struct bpf_insn *in = &c->insns[i];
@@ -552,8 +569,13 @@ static int call(struct pl_ctx *c, size_t i)
 	int id = in->imm, off = ctx_field(id);
 
 	if (id >= GT_DH_SMID && id <= GT_DH_NCTAID_Z && id != GT_DH_LANES) {
-		pl_printf(b, "\tmov.u32 %%u0, %s;\n"
-			  "\tcvt.u64.u32 %%r0, %%u0;\n", sreg[id - GT_DH_BASE]);
+		pl_printf(b, "\tmov.u32 %%u0, %s;\n", sreg[id - GT_DH_BASE]);
+		/* a lane's own: the elected lane's in all */
+		if (c->uni && (id == GT_DH_LANEID || (id >= GT_DH_TID_X &&
+						      id <= GT_DH_TID_Z)))
+			pl_printf(b, "\tshfl.sync.idx.b32 %%u0, %%u0, %%plead, "
+				  "31, %%pmsk;\n");
+		pl_printf(b, "\tcvt.u64.u32 %%r0, %%u0;\n");
 		return 0;
 	}
 	if (off >= 0) {
@@ -592,9 +614,11 @@ static int call(struct pl_ctx *c, size_t i)
 		return 0;
 	case GT_DH_GTIME:
 		pl_printf(b, "\tmov.u64 %%r0, %%globaltimer;\n");
+		bcast(c, "%r0");
 		return 0;
 	case GT_DH_CLOCK:
 		pl_printf(b, "\tmov.u64 %%r0, %%clock64;\n");
+		bcast(c, "%r0");
 		return 0;
 	case GT_DH_DURATION:
 		/* low 32 bits of both times: exact below 4.29 s */
@@ -610,19 +634,19 @@ static int call(struct pl_ctx *c, size_t i)
 			  "(%%pctx, %%r1, %%r2);\n");
 		return 0;
 	case GT_DH_MAP_UPDATE:
-		pl_printf(b, "\tcall __gt_rt_update, "
-			  "(%%pctx, %%r1, %%r2, %%r3);\n");
+		pl_printf(b, "\tcall __gt_rt_update%s, "
+			  "(%%pctx, %%r1, %%r2, %%r3);\n", c->uni ? "_u" : "");
 		return 0;
 	case GT_DH_MAP_DELETE:
 		pl_printf(b, "\tcall __gt_rt_delete, (%%pctx, %%r1, %%r2);\n");
 		return 0;
 	case GT_DH_PRINTF:
-		pl_printf(b, "\tcall __gt_rt_printf, "
-			  "(%%pctx, %%r1, %%r2, %%r3);\n");
+		pl_printf(b, "\tcall __gt_rt_printf%s, "
+			  "(%%pctx, %%r1, %%r2, %%r3);\n", c->uni ? "_u" : "");
 		return 0;
 	case GT_DH_READ:
-		pl_printf(b, "\tcall __gt_rt_read, "
-			  "(%%pctx, %%r1, %%r2, %%r3);\n");
+		pl_printf(b, "\tcall __gt_rt_read%s, "
+			  "(%%pctx, %%r1, %%r2, %%r3);\n", c->uni ? "_u" : "");
 		return 0;
 	}
 	if (id >= GT_DH_MEM_ADDR && id <= GT_DH_MEM_CONFLICTS) {
@@ -664,8 +688,11 @@ static int call(struct pl_ctx *c, size_t i)
 			return 0;
 		}
 		/* one elected lane runs a warp clause: nothing to combine,
-		 * and no warp-synchronous instruction on its path */
-		if (c->opts->mode == PL_WARP)
+		 * and no warp-synchronous instruction on its path; a
+		 * gpu:mem clause's lanes all call, one updates */
+		if (c->uni)
+			op |= DEVRT_OP_F_UNI;
+		else if (c->opts->mode == PL_WARP)
 			op |= DEVRT_OP_F_ONE;
 		/* smaller entries for maps without key or with a one-word
 		 * key: fewer registers in the instrumented kernel */
@@ -787,6 +814,8 @@ static int atomic(struct pl_ctx *c, size_t i)
 	int size = size_of(in->code), op = in->imm & ~BPF_FETCH;
 	bool w = size == 4, fetch = in->imm & BPF_FETCH;
 	const char *s = R(in->src_reg), *aop;
+	/* a gpu:mem clause's lanes all come here: the elected one updates */
+	const char *pred = c->uni ? "@!%pskip " : "";
 	char a[48];
 
 	if (size != 4 && size != 8)
@@ -807,11 +836,12 @@ static int atomic(struct pl_ctx *c, size_t i)
 	if (in->imm == BPF_CMPXCHG) {
 		if (w)
 			pl_printf(b, "\tcvt.u32.u64 %%u0, %%r0;\n"
-				  "\tatom.cas.b32 %%u2, %s, %%u0, %%u1;\n"
-				  "\tcvt.u64.u32 %%r0, %%u2;\n", a);
+				  "\t%satom.cas.b32 %%u2, %s, %%u0, %%u1;\n"
+				  "\tcvt.u64.u32 %%r0, %%u2;\n", pred, a);
 		else
-			pl_printf(b, "\tatom.cas.b64 %%t0, %s, %%r0, %s;\n"
-				  "\tmov.b64 %%r0, %%t0;\n", a, s);
+			pl_printf(b, "\t%satom.cas.b64 %%r0, %s, %%r0, %s;\n",
+				  pred, a, s);
+		bcast(c, "%r0");
 		return 0;
 	}
 	if (in->imm == BPF_XCHG)
@@ -827,15 +857,16 @@ static int atomic(struct pl_ctx *c, size_t i)
 	else
 		return pl_fail(c, -EINVAL, i, "invalid atomic 0x%x", in->imm);
 	if (!fetch && in->imm != BPF_XCHG) {
-		pl_printf(b, "\tred.%s%d %s, %s;\n", aop, w ? 32 : 64, a,
-			  w ? "%u1" : s);
+		pl_printf(b, "\t%sred.%s%d %s, %s;\n", pred, aop, w ? 32 : 64,
+			  a, w ? "%u1" : s);
 		return 0;
 	}
 	if (w)
-		pl_printf(b, "\tatom.%s32 %%u2, %s, %%u1;\n"
-			  "\tcvt.u64.u32 %s, %%u2;\n", aop, a, s);
+		pl_printf(b, "\t%satom.%s32 %%u2, %s, %%u1;\n"
+			  "\tcvt.u64.u32 %s, %%u2;\n", pred, aop, a, s);
 	else
-		pl_printf(b, "\tatom.%s64 %s, %s, %s;\n", aop, s, a, s);
+		pl_printf(b, "\t%satom.%s64 %s, %s, %s;\n", pred, aop, s, a, s);
+	bcast(c, s);
 	return 0;
 }
 

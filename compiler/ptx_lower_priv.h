@@ -76,6 +76,13 @@ struct pl_ctx {
 	 * differ in %pskip, so warp aggregation votes on it.
 	 */
 	bool guarded;
+	/*
+	 * A gpu:mem clause: every lane of the site's mask runs it on the
+	 * elected lane's values (%plead, %pmsk), memory updates predicated
+	 * on !%pskip, runtime calls warp-uniform (DEVRT_OP_F_UNI), so no
+	 * lane branches away (docs/ptx-splice.md, "Memory instructions").
+	 */
+	bool uni;
 	unsigned words;		/* PL_W_*: launch parameter words read */
 	unsigned mem;		/* gpu:mem builtins read: bit GT_DH_MEM_* -
 				 * GT_DH_MEM_ADDR */

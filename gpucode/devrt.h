@@ -72,6 +72,14 @@ enum devrt_op {
  * site or pass of a loop (issue 34's hang).
  */
 #define DEVRT_OP_F_ONE	0x200u
+/*
+ * Every lane of the calling group runs the call with the same arguments
+ * (a gpu:mem clause: its lanes run it together, none branching away, so
+ * none can wait on lanes of another pass of a loop, issue 34's hang).
+ * One update for the group, made by its lowest lane; CAS results are
+ * shared by a shuffle (devrt.cu, "Warp-uniform calls").
+ */
+#define DEVRT_OP_F_UNI	0x400u
 #define DEVRT_OP_KIND	0xffu	/* op without its flags */
 
 /* descriptor flags */

@@ -191,20 +191,21 @@ static void mem_figures(struct job *j, struct sb *b, bool sect, bool conf,
 }
 
 /*
- * Whether site S ends with its bar.warp.sync.  GPUTRACE_MEM_SYNC=0 leaves
- * it out everywhere, =loop at sites in a loop only: the known hang
- * (docs/ptx-splice.md "Limits") was not seen without it, but lanes that
- * skip a clause may then elect again (inexact counts).
+ * Whether site S ends with a bar.warp.sync on its mask.  Not needed: the
+ * site's lanes run its clauses together (pl_opts.mem), none branches
+ * away, so they leave together.  GPUTRACE_MEM_SYNC=1 puts it back
+ * everywhere, =loop at sites outside loops only (issue 34's experiments,
+ * docs/ptx-splice.md "Memory instructions").
  */
 static bool mem_sync_on(const struct ptx_mem_site *s)
 {
 	const char *e = getenv("GPUTRACE_MEM_SYNC");
 
 	if (!e)
-		return true;
+		return false;
 	if (!strcmp(e, "loop"))
 		return !s->in_loop;
-	return strcmp(e, "0");
+	return !strcmp(e, "1");
 }
 
 /* The clauses of REQ that run at S, in one block before it. */
@@ -269,7 +270,6 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 	for (int i = 0; i < req->nmem; i++)
 		if (req->mem[i].classes & s->cls)
 			add_mem_text(&b, req->mem[i].text, s, uniq);
-	/* the same lanes together again for the instruction and what follows */
 	if (mem_sync_on(s))
 		sb_str(&b, "\tbar.warp.sync \t%gt_mm;\n");
 	sb_str(&b, "\t}\n");

@@ -121,6 +121,7 @@ EXPORT int gputrace_attach(const char *sock)
 	agent_fork_handler_once();
 	__atomic_add_fetch(&agent.session, 1, __ATOMIC_RELEASE);
 	agent.attached = true;
+	agent_sample_attach();
 	agent.detached = 0;
 	agent_begin("attached to");	/* agent.sock is ours: served */
 	return 0;

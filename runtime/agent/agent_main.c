@@ -208,6 +208,9 @@ void agent_detach(const char *why)
 {
 	if (agent.detached)
 		return;
+	/* while the launch hooks still run: the application's thread
+	 * turns PC sampling off */
+	agent_sample_stop_async();
 	agent.detached = 1;
 	agent_prefetch_stop();
 	agent_inline_disarm();

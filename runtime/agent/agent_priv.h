@@ -697,6 +697,11 @@ void agent_sample_retire(CUcontext ctx, int dev) AGENT_HIDDEN;
 /* Sampling off in every context, the last samples to the tracer (detach,
  * exit), drops reported. */
 void agent_sample_stop(void) AGENT_HIDDEN;
+/* The same for a detach from the agent's thread: made by the
+ * application's thread at its next launch if one comes within 2 s. */
+void agent_sample_stop_async(void) AGENT_HIDDEN;
+/* A new -p session: sampling may start again. */
+void agent_sample_attach(void) AGENT_HIDDEN;
 
 /* ---- agent_serve.c: the background thread ---- */
 

@@ -64,6 +64,14 @@ struct sctx {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * A detach's stop, asked of the application's next launch (stop_req
+ * 1, then 2 when done): cuptiPCSamplingDisable from the agent's thread
+ * while the application was inside the driver hung both (issue 33).
+ */
+static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
+static int stop_req;
+#define STOP_WAIT_MS	2000
 static int loaded;		/* 1 symbols found, -1 no CUPTI */
 static struct sctx ctxs[MAX_CTX];
 static int nctx;
@@ -108,6 +116,7 @@ void agent_sample_load(void)
 		return;
 	}
 	loaded = -1;
+	agent_cond_init_mono(&stop_cond);
 	agent_in_hook++;	/* CUPTI's own driver calls are not the app's */
 	h = agent_cupti_open();
 	agent_in_hook--;
@@ -364,7 +373,20 @@ void agent_sample_here(void)
 {
 	CUcontext cur = NULL;
 
-	if (!agent.cfg.nsamples || !agent_tracing())
+	if (!agent.cfg.nsamples)
+		return;
+	switch (__atomic_load_n(&stop_req, __ATOMIC_ACQUIRE)) {
+	case 1:
+		agent_sample_stop();
+		pthread_mutex_lock(&lock);
+		stop_req = 2;
+		pthread_cond_broadcast(&stop_cond);
+		pthread_mutex_unlock(&lock);
+		return;
+	case 2:		/* stopped: not on again before the detach */
+		return;
+	}
+	if (!agent_tracing())
 		return;
 	/* a module loaded before the first launch: CUPTI then comes
 	 * before the exit handler as well (see agent_sample_load) */
@@ -548,6 +570,40 @@ void agent_sample_retire(CUcontext ctx, int dev)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * The stop of a detach, made by the application's thread at its next
+ * launch, waited for (bounded): an application that launches nothing
+ * meanwhile is not inside a launch, and agent_sample_stop() after the
+ * hooks are gone stops it from the agent's thread.  Called while the
+ * launch hooks still run; sampling stays off until the next attach.
+ */
+void agent_sample_stop_async(void)
+{
+	struct timespec dl = agent_deadline(STOP_WAIT_MS);
+	bool on = false;
+
+	if (loaded != 1)
+		return;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nctx; i++)
+		on |= ctxs[i].on == 1;
+	if (on) {
+		stop_req = 1;
+		while (stop_req == 1 &&
+		       pthread_cond_timedwait(&stop_cond, &lock, &dl) == 0)
+			;
+	}
+	if (stop_req == 1)
+		agent_debug("gpu:sample: no launch in %d ms: PC sampling "
+			    "stopped from the agent's thread", STOP_WAIT_MS);
+	pthread_mutex_unlock(&lock);
+}
+
+void agent_sample_attach(void)
+{
+	__atomic_store_n(&stop_req, 0, __ATOMIC_RELEASE);
+}
+
 void agent_sample_stop(void)
 {
 	if (loaded != 1)
@@ -572,6 +628,8 @@ void agent_sample_stop(void)
 void agent_sample_forked(void)
 {
 	pthread_mutex_init(&lock, NULL);
+	agent_cond_init_mono(&stop_cond);
+	stop_req = 0;
 	if (loaded == 1)
 		loaded = -1;
 	nctx = 0;

@@ -190,9 +190,11 @@ void agent_serve_start(void)
 			wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&thread, NULL, serve, NULL) == 0)
+		if (pthread_create(&thread, NULL, serve, NULL) == 0) {
+			/* its name in ps, gdb and fake CUPTI's checks */
+			pthread_setname_np(thread, "gputrace-agent");
 			__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
-		else
+		} else
 			agent_report("cannot start the agent's thread: no "
 				     "snapshots or printf");
 		pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -19,6 +19,9 @@
  *	__gt_rt_delete(ctx, map, key)
  *	__gt_rt_printf(ctx, fmt, args address, size)
  *	__gt_rt_read(ctx, dst address, size, device address)
+ *	__gt_rt_update_u, __gt_rt_printf_u, __gt_rt_read_u: the same, called
+ *	by every lane of a group with the same arguments (a gpu:mem
+ *	clause, which its lanes run together: docs/device-runtime.md)
  *
  * ctx is the generic address of the struct devrt_ctx; keys and values are
  * generic addresses of 8-byte aligned buffers (the probe's stack).
@@ -56,6 +59,96 @@ IN u64 vload(const u64 *p)
 IN void vstore(u64 *p, u64 v)
 {
 	*(volatile u64 *)p = v;
+}
+
+/*
+ * Warp-uniform calls (DEVRT_OP_F_UNI, the _u entry points): every lane
+ * of the group runs the same code on the same values, so no lane waits
+ * for another.  Reads are the same for all; a write of the same value
+ * by all is harmless; atomics are made by the lowest lane alone,
+ * predicated rather than branched to (a branch would let the lanes part),
+ * and what they return is handed to every lane by a shuffle.
+ */
+IN bool uni_me(void)
+{
+	return rd_laneid() == (u32)__ffs(__activemask()) - 1;
+}
+
+/* *P += V: under UNI by the lowest lane only. */
+IN void add_once(bool uni, u64 *p, u64 v)
+{
+	if (!uni) {
+		atomicAdd(p, v);
+		return;
+	}
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+		     "@q red.add.u64 [%1], %2;\n\t}"
+		     :: "r"((u32)uni_me()), "l"(p), "l"(v) : "memory");
+}
+
+/* *P = V for a publish: under UNI by the lowest lane only. */
+IN void exch_once(bool uni, u64 *p, u64 v)
+{
+	if (!uni) {
+		atomicExch(p, v);
+		return;
+	}
+	asm volatile("{\n\t.reg .pred q;\n\t.reg .b64 o;\n\t"
+		     "setp.ne.u32 q, %0, 0;\n\t"
+		     "@q atom.exch.b64 o, [%1], %2;\n\t}"
+		     :: "r"((u32)uni_me()), "l"(p), "l"(v) : "memory");
+}
+
+/* min or max of *P and V: under UNI by the lowest lane only. */
+IN void minmax_once(bool uni, u64 *p, u64 v, bool max, bool sgn)
+{
+	u32 me = uni ? uni_me() : 1;
+
+	if (!uni && max)
+		sgn ? (void)atomicMax((s64 *)p, (s64)v) : (void)atomicMax(p, v);
+	else if (!uni)
+		sgn ? (void)atomicMin((s64 *)p, (s64)v) : (void)atomicMin(p, v);
+	else if (max && sgn)
+		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+			     "@q red.max.s64 [%1], %2;\n\t}"
+			     :: "r"(me), "l"(p), "l"(v) : "memory");
+	else if (max)
+		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+			     "@q red.max.u64 [%1], %2;\n\t}"
+			     :: "r"(me), "l"(p), "l"(v) : "memory");
+	else if (sgn)
+		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+			     "@q red.min.s64 [%1], %2;\n\t}"
+			     :: "r"(me), "l"(p), "l"(v) : "memory");
+	else
+		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
+			     "@q red.min.u64 [%1], %2;\n\t}"
+			     :: "r"(me), "l"(p), "l"(v) : "memory");
+}
+
+IN u64 shfl64(u64 v, u32 src, u32 mask)
+{
+	u32 lo = __shfl_sync(mask, (u32)v, src);
+	u32 hi = __shfl_sync(mask, (u32)(v >> 32), src);
+
+	return (u64)hi << 32 | lo;
+}
+
+/* atomicCAS, or under UNI the lowest lane's, its result for all. */
+IN u64 cas(bool uni, u64 *p, u64 cmp, u64 v)
+{
+	u32 act, lead;
+	u64 r = cmp;
+
+	if (!uni)
+		return atomicCAS(p, cmp, v);
+	act = __activemask();
+	lead = __ffs(act) - 1;
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.eq.u32 q, %1, %2;\n\t"
+		     "@q atom.cas.b64 %0, [%3], %4, %5;\n\t}"
+		     : "+l"(r) : "r"(rd_laneid()), "r"(lead), "l"(p), "l"(cmp),
+		       "l"(v) : "memory");
+	return shfl64(r, lead, act);
 }
 
 /*
@@ -148,11 +241,12 @@ IN u64 shard_base(const struct devrt_map_desc *d)
  * The slot holding KEY (hash H) in the shard at SB, inserted when INSERT
  * and missing; NULL when missing (or the table is full).  A new slot is
  * claimed by a CAS from empty to busy, filled, then published with its
- * hash; readers that meet a busy slot wait for it.
+ * hash; readers that meet a busy slot wait for it.  UNI: a warp-uniform
+ * call (above).
  */
 extern "C" __device__ __noinline__ u64 *
 __gt_rt_table_slot(const struct devrt_map_desc *d, u64 sb, const u64 *key,
-		   u64 h, bool insert)
+		   u64 h, bool insert, bool uni)
 {
 	u32 cap = d->capacity, ks = d->key_size, kw = (ks + 7) / 8;
 	u64 want = h | DEVRT_SLOT_FULL;
@@ -166,13 +260,13 @@ __gt_rt_table_slot(const struct devrt_map_desc *d, u64 sb, const u64 *key,
 		if (st == DEVRT_SLOT_EMPTY) {
 			if (!insert)
 				return 0;
-			st = atomicCAS(s, DEVRT_SLOT_EMPTY, DEVRT_SLOT_BUSY);
+			st = cas(uni, s, DEVRT_SLOT_EMPTY, DEVRT_SLOT_BUSY);
 			if (st == DEVRT_SLOT_EMPTY) {
 				for (u32 k = 0; k < kw; k++)
 					s[2 + k] = key_word(key, k, ks);
 				value_init(d, s + 2 + kw);
 				__threadfence();
-				atomicExch(s, want);
+				exch_once(uni, s, want);
 				return s;
 			}
 		}
@@ -191,7 +285,8 @@ __gt_rt_table_slot(const struct devrt_map_desc *d, u64 sb, const u64 *key,
 }
 
 /* The slot for KEY in this SM's shard (INSERT: create it), or NULL. */
-IN u64 *find_slot(const struct devrt_map_desc *d, u64 key, bool insert)
+IN u64 *find_slot(const struct devrt_map_desc *d, u64 key, bool insert,
+		  bool uni)
 {
 	u64 sb = shard_base(d);
 	u64 *s;
@@ -199,9 +294,9 @@ IN u64 *find_slot(const struct devrt_map_desc *d, u64 key, bool insert)
 	if (!d->key_size)
 		return (u64 *)(sb + DEVRT_LINE);
 	s = __gt_rt_table_slot(d, sb, (const u64 *)key, key_hash((const u64 *)key,
-							 d->key_size), insert);
+							 d->key_size), insert, uni);
 	if (!s && insert)
-		atomicAdd((u64 *)sb, 1ull);
+		add_once(uni, (u64 *)sb, 1ull);
 	return s;
 }
 
@@ -242,14 +337,6 @@ IN u32 lhist_index(s64 n, const struct devrt_map_desc *d)
 	return i > last ? last : (u32)i;
 }
 
-IN u64 shfl64(u64 v, u32 src, u32 mask)
-{
-	u32 lo = __shfl_sync(mask, (u32)v, src);
-	u32 hi = __shfl_sync(mask, (u32)(v >> 32), src);
-
-	return (u64)hi << 32 | lo;
-}
-
 IN u64 combine(u64 op, bool sgn, u64 a, u64 b)
 {
 	switch (op) {
@@ -283,47 +370,44 @@ IN u64 group_reduce(u32 grp, u32 lane, u64 op, bool sgn, u64 v)
 	return v;
 }
 
-/* The leader's update of value V for a group of N lanes. */
+/*
+ * The leader's update of value V for a group of N lanes.  N 0: a
+ * warp-uniform call (DEVRT_OP_F_UNI), whose every lane comes here and
+ * whose lowest makes one update.
+ */
 extern "C" __device__ __noinline__ void
 __gt_rt_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w, u32 n,
 	      u64 acc)
 {
-	bool sgn = d->flags & DEVRT_F_SIGNED;
+	bool sgn = d->flags & DEVRT_F_SIGNED, uni = !n;
 	u64 *v = s + 2 + (d->key_size + 7) / 8;
 
+	if (uni)
+		n = 1;
 	set_live(s);
 	switch (op) {
 	case DEVRT_OP_COUNT:
-		atomicAdd(v, (u64)n);
+		add_once(uni, v, (u64)n);
 		break;
 	case DEVRT_OP_SUM:
-		atomicAdd(v, acc);
+		add_once(uni, v, acc);
 		break;
 	case DEVRT_OP_MIN:
-		if (sgn)
-			atomicMin((s64 *)v, (s64)acc);
-		else
-			atomicMin(v, acc);
-		set_live(v);
-		break;
 	case DEVRT_OP_MAX:
-		if (sgn)
-			atomicMax((s64 *)v, (s64)acc);
-		else
-			atomicMax(v, acc);
+		minmax_once(uni, v, acc, op == DEVRT_OP_MAX, sgn);
 		set_live(v);
 		break;
 	case DEVRT_OP_AVG:
 	case DEVRT_OP_STATS:
-		atomicAdd(v, (u64)n);
-		atomicAdd(v + 1, acc);
+		add_once(uni, v, (u64)n);
+		add_once(uni, v + 1, acc);
 		break;
 	case DEVRT_OP_HIST:
 	case DEVRT_OP_LHIST:
-		atomicAdd(v + w, (u64)n);
+		add_once(uni, v + w, (u64)n);
 		break;
 	case DEVRT_OP_SMLOAD:
-		atomicAdd(v + w, acc);
+		add_once(uni, v + w, acc);
 		break;
 	}
 }
@@ -368,10 +452,12 @@ IN u32 uniform_group(u64 v)
 }
 
 /* The lanes adding to the same V as this one: itself alone on a lone
- * lane's path (DEVRT_OP_F_ONE), else those match.any finds. */
+ * lane's path (DEVRT_OP_F_ONE) and in a warp-uniform call (each lane its
+ * own group, __gt_rt_apply lets the lowest update), else those match.any
+ * finds. */
 IN u32 same_group(u64 op, u64 v)
 {
-	if (op & DEVRT_OP_F_ONE)
+	if (op & (DEVRT_OP_F_ONE | DEVRT_OP_F_UNI))
 		return 1u << rd_laneid();
 	return __match_any_sync(__activemask(), v);
 }
@@ -385,18 +471,24 @@ IN u32 same_group(u64 op, u64 v)
  * combined update to slot S (the shard's slot when S is 0: found only by
  * the lane that applies).
  */
+/* what group_apply takes of an op: its kind and DEVRT_OP_F_UNI */
+#define APPLY_OP (DEVRT_OP_KIND | DEVRT_OP_F_UNI)
+
 IN void group_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w,
 		    u32 grp, u64 val)
 {
 	u32 lane = rd_laneid(), n = __popc(grp);
 	u64 acc = val;
 
-	if (n > 1 && !counts_only(op))
-		acc = group_reduce(grp, lane, op, d->flags & DEVRT_F_SIGNED,
-				   val);
+	if (n > 1 && !counts_only(op & DEVRT_OP_KIND))
+		acc = group_reduce(grp, lane, op & DEVRT_OP_KIND,
+				   d->flags & DEVRT_F_SIGNED, val);
+	/* warp-uniform: every lane comes, n 0 says so */
+	if (op & DEVRT_OP_F_UNI)
+		n = 0;
 	if (lane == __ffs(grp) - 1)
 		__gt_rt_apply(d, s ? s : (u64 *)(shard_base(d) + DEVRT_LINE),
-			      op, w, n, acc);
+			      op & DEVRT_OP_KIND, w, n, acc);
 }
 
 /*
@@ -412,11 +504,12 @@ IN void group_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w,
  * lookup (as before the sum) took 16, clearing the flag only where it
  * was set 18.
  */
-IN void hist_sum(const struct devrt_map_desc *d, u64 *s, u64 val)
+IN void hist_sum(const struct devrt_map_desc *d, u64 *s, u64 val, u64 op)
 {
 	if (!s)
 		s = (u64 *)(shard_base(d) + DEVRT_LINE);
-	atomicAdd(s + 2 + (d->key_size + 7) / 8 + cld32(&d->nwords) - 1, val);
+	add_once(op & DEVRT_OP_F_UNI,
+		 s + 2 + (d->key_size + 7) / 8 + cld32(&d->nwords) - 1, val);
 }
 
 RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
@@ -427,11 +520,11 @@ RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u)
 		return;
 	if (op & DEVRT_OP_F_SUM)
-		hist_sum(d, 0, val);
+		hist_sum(d, 0, val, op);
 	w = agg_word(d, op & DEVRT_OP_KIND, val);
-	grp = op & DEVRT_OP_F_ONE ? 1u << rd_laneid() :
+	grp = op & (DEVRT_OP_F_ONE | DEVRT_OP_F_UNI) ? 1u << rd_laneid() :
 	      uniform_group((u64)map << 32 | w);
-	group_apply(d, 0, op & DEVRT_OP_KIND, w, grp, val);
+	group_apply(d, 0, op & APPLY_OP, w, grp, val);
 }
 
 /*
@@ -453,14 +546,14 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 		__gt_rt_agg0(ctx, map, val, op);
 		return;
 	}
-	s = find_slot(d, key, true);
+	s = find_slot(d, key, true, op & DEVRT_OP_F_UNI);
 	if (!s)
 		return;
 	if (op & DEVRT_OP_F_SUM)
-		hist_sum(d, s, val);
+		hist_sum(d, s, val, op);
 	w = agg_word(d, op & DEVRT_OP_KIND, val);
 	grp = same_group(op, (u64)s + w);
-	group_apply(d, s, op & DEVRT_OP_KIND, w, grp, val);
+	group_apply(d, s, op & APPLY_OP, w, grp, val);
 }
 
 /*
@@ -470,7 +563,7 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
  * stale key read can only miss and insert the key twice; the host merges
  * equal keys (devrt_map_foreach).
  */
-IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k)
+IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k, bool uni)
 {
 	u32 cap = d->capacity;
 	u64 h = mix64(k ^ 0x5bd1e9955bd1e995ull), want = h | DEVRT_SLOT_FULL;
@@ -481,12 +574,12 @@ IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k)
 		u64 st = vload(s);
 
 		if (st == DEVRT_SLOT_EMPTY) {
-			st = atomicCAS(s, DEVRT_SLOT_EMPTY, DEVRT_SLOT_BUSY);
+			st = cas(uni, s, DEVRT_SLOT_EMPTY, DEVRT_SLOT_BUSY);
 			if (st == DEVRT_SLOT_EMPTY) {
 				s[2] = k;
 				value_init(d, s + 3);
 				__threadfence();
-				atomicExch(s, want);
+				exch_once(uni, s, want);
 				return s;
 			}
 		}
@@ -495,7 +588,7 @@ IN u64 *table8(const struct devrt_map_desc *d, u64 sb, u64 k)
 		if (st == want && vload(s + 2) == k)
 			return s;
 	}
-	atomicAdd((u64 *)sb, 1ull);
+	add_once(uni, (u64 *)sb, 1ull);
 	return 0;
 }
 
@@ -504,20 +597,24 @@ RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
 	u32 w, grp;
-	u64 *s;
+	u64 *s, k;
 
 	if (agg_word(d, op & DEVRT_OP_KIND, val) == ~0u || !d->key_size ||
 	    d->key_size > 8)
 		return;
-	s = table8(d, shard_base(d), key_word((const u64 *)key, 0,
-					      d->key_size));
+	k = key_word((const u64 *)key, 0, d->key_size);
+	/* two copies, each with its CAS: fewer registers than a choice */
+	if (op & DEVRT_OP_F_UNI)
+		s = table8(d, shard_base(d), k, true);
+	else
+		s = table8(d, shard_base(d), k, false);
 	if (!s)
 		return;
 	if (op & DEVRT_OP_F_SUM)
-		hist_sum(d, s, val);
+		hist_sum(d, s, val, op);
 	w = agg_word(d, op & DEVRT_OP_KIND, val);
 	grp = same_group(op, (u64)s + w);
-	group_apply(d, s, op & DEVRT_OP_KIND, w, grp, val);
+	group_apply(d, s, op & APPLY_OP, w, grp, val);
 }
 
 RT u64 __gt_rt_lookup(u64 ctx, u64 map, u64 key)
@@ -527,13 +624,13 @@ RT u64 __gt_rt_lookup(u64 ctx, u64 map, u64 key)
 
 	if (!d || d->kind == DEVRT_K_NONE)
 		return 0;
-	s = find_slot(d, key, false);
+	s = find_slot(d, key, false, false);
 	if (!s || !vload(s + 1))
 		return 0;
 	return (u64)(s + 2 + (d->key_size + 7) / 8);
 }
 
-RT void __gt_rt_update(u64 ctx, u64 map, u64 key, u64 val)
+IN void update(u64 ctx, u64 map, u64 key, u64 val, bool uni)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
 	const u64 *src = (const u64 *)val;
@@ -542,7 +639,7 @@ RT void __gt_rt_update(u64 ctx, u64 map, u64 key, u64 val)
 
 	if (!d || d->kind == DEVRT_K_NONE)
 		return;
-	s = find_slot(d, key, true);
+	s = find_slot(d, key, true, uni);
 	if (!s)
 		return;
 	v = s + 2 + (d->key_size + 7) / 8;
@@ -553,6 +650,16 @@ RT void __gt_rt_update(u64 ctx, u64 map, u64 key, u64 val)
 	set_live(s);
 }
 
+RT void __gt_rt_update(u64 ctx, u64 map, u64 key, u64 val)
+{
+	update(ctx, map, key, val, false);
+}
+
+RT void __gt_rt_update_u(u64 ctx, u64 map, u64 key, u64 val)
+{
+	update(ctx, map, key, val, true);
+}
+
 RT void __gt_rt_delete(u64 ctx, u64 map, u64 key)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
@@ -560,7 +667,7 @@ RT void __gt_rt_delete(u64 ctx, u64 map, u64 key)
 
 	if (!d || d->kind == DEVRT_K_NONE)
 		return;
-	s = find_slot(d, key, false);
+	s = find_slot(d, key, false, false);
 	if (!s)
 		return;
 	vstore(s + 1, 0);
@@ -573,7 +680,7 @@ RT void __gt_rt_delete(u64 ctx, u64 map, u64 key)
  * (a misaligned or unmapped load would fault the program's context);
  * else counted in the context and left 0.
  */
-RT void __gt_rt_read(u64 ctx, u64 dst, u64 size, u64 src)
+IN void dev_read(u64 ctx, u64 dst, u64 size, u64 src, bool uni)
 {
 	struct devrt_ctx *c = (struct devrt_ctx *)ctx;
 	const u64 *t;
@@ -615,10 +722,20 @@ RT void __gt_rt_read(u64 ctx, u64 dst, u64 size, u64 src)
 	}
 	return;
 bad:
-	atomicAdd((u64 *)&c->bad_reads, 1ull);
+	add_once(uni, (u64 *)&c->bad_reads, 1ull);
 }
 
-RT void __gt_rt_printf(u64 ctx, u64 fmt, u64 args, u64 size)
+RT void __gt_rt_read(u64 ctx, u64 dst, u64 size, u64 src)
+{
+	dev_read(ctx, dst, size, src, false);
+}
+
+RT void __gt_rt_read_u(u64 ctx, u64 dst, u64 size, u64 src)
+{
+	dev_read(ctx, dst, size, src, true);
+}
+
+IN void dev_printf(u64 ctx, u64 fmt, u64 args, u64 size, bool uni)
 {
 	const struct devrt_ctx *c = (const struct devrt_ctx *)ctx;
 	u64 *r, *data, h, t, old, len, cap, m;
@@ -637,10 +754,10 @@ RT void __gt_rt_printf(u64 ctx, u64 fmt, u64 args, u64 size)
 	for (;;) {
 		t = vload(&r[1]);
 		if (len > cap || h + len - t > cap) {
-			atomicAdd(&r[2], 1ull);
+			add_once(uni, &r[2], 1ull);
 			return;
 		}
-		old = atomicCAS(&r[0], h, h + len);
+		old = cas(uni, &r[0], h, h + len);
 		if (old == h)
 			break;
 		h = old;
@@ -651,4 +768,14 @@ RT void __gt_rt_printf(u64 ctx, u64 fmt, u64 args, u64 size)
 			key_word(src, (u32)i, (u32)size);
 	__threadfence();
 	vstore(&data[(h & m) / 8], h ^ DEVRT_SEQ_KEY);
+}
+
+RT void __gt_rt_printf(u64 ctx, u64 fmt, u64 args, u64 size)
+{
+	dev_printf(ctx, fmt, args, size, false);
+}
+
+RT void __gt_rt_printf_u(u64 ctx, u64 fmt, u64 args, u64 size)
+{
+	dev_printf(ctx, fmt, args, size, true);
 }

@@ -498,11 +498,19 @@ CUptiResult cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams *p)
 /* What is left goes to the configuration's buffer. */
 CUptiResult cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *p)
 {
+	char name[16];
+
 	if (torn) {
 		fprintf(stderr, "fakecupti: PC sampling disabled after its "
 			"exit handlers\n");
 		abort();
 	}
+	/* a detach turns it off on a launching thread, not the agent's
+	 * (on a GPU that hung a PyTorch job) */
+	if (pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 &&
+	    !strcmp(name, "gputrace-agent"))
+		fprintf(stderr, "fakecupti: PC sampling disabled on the "
+			"agent's thread\n");
 	pthread_mutex_lock(&lock);
 	if (pcs_on && pcs_cfgbuf)
 		pcs_fill(pcs_cfgbuf);

@@ -16,11 +16,14 @@
 # Usage: mem_warp_sim.py MODULE LANES taken|not: the warp's lanes, and
 # which way the program's own unknown branches go the first time.
 # Printed, one line per gpu:mem site: "KERNEL insn N: U updates, each run
-# by L lanes, instruction run by G groups" where L lists how many lanes
-# ran each map update (call, red, atom) of the site's clauses each time
-# the warp got there: one is right; G is how many separate groups ran
-# the memory instruction itself (1: the warp together again); 0s: the
-# model did not get there.
+# by L lanes, instruction run by G groups" where L lists how many updates
+# each map update statement (call, red, atom) of the site's clauses made
+# each time the warp got there: one is right.  A red or atom makes one
+# per lane whose guard holds; a call one per lane, except a warp-uniform
+# one (op flag DEVRT_OP_F_UNI, the _u entry points, lookup, delete),
+# which the group's lanes make together: one per group that calls.  G is
+# how many separate groups ran the memory instruction itself (1: the
+# warp together); 0s: the model did not get there.
 import re
 import sys
 
@@ -73,6 +76,21 @@ def split_ops(s):
     return out
 
 
+F_UNI = 0x400       # gpucode/devrt.h DEVRT_OP_F_UNI
+
+
+def uniform_call(args):
+    """A runtime call the calling lanes make together (one update)."""
+    name = args[0] if args else ''
+    if name.startswith('('):    # call (ret), NAME, (args)
+        name = args[1]
+    if name.endswith('_u') or 'lookup' in name or 'delete' in name:
+        return True
+    last = args[-1].strip('() ').split(',')[-1].strip()
+    return name.startswith('__gt_rt_agg') and re.match(r'^\d+$', last) \
+        and int(last) & F_UNI != 0
+
+
 SYNC = ('bar.warp.sync', 'vote.sync', 'shfl.sync', 'match.', 'redux.sync')
 
 
@@ -92,6 +110,7 @@ class Warp:
         self.visits = {}    # (lane, statement index) -> unknown branches
         self.ran = {}       # statement index -> lanes that ran it
         self.groups_at = {}  # statement index -> groups that ran it
+        self.made = {}      # update statement index -> updates made
 
     def val(self, lane, op):
         op = op.strip()
@@ -171,6 +190,11 @@ class Warp:
                 continue
             if p:
                 self.exec(l, op, args, lanes)
+                if op.startswith(('red', 'atom')) or op == 'call' and \
+                        not uniform_call(args):
+                    self.made[pc] = self.made.get(pc, 0) + 1
+        if op == 'call' and uniform_call(args):
+            self.made[pc] = self.made.get(pc, 0) + 1
         if op.startswith('bra'):
             stay = lanes - take
             if take:
@@ -247,7 +271,7 @@ def main():
             print('%s insn %s: %d updates, each run by %s lanes, '
                   'instruction run by %s groups' % (
                       name, insn, len(ups),
-                      ' '.join('%g' % (len(w.ran.get(i, [])) / passes)
+                      ' '.join('%g' % (w.made.get(i, 0) / passes)
                                for i in ups),
                       '%g' % (w.groups_at.get(ins, 0) / passes)))
 

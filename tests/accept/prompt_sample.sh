@@ -64,6 +64,9 @@ ls=$(sed -n 's/^@s\[long_scoreboard\]: \([0-9]*\).*/\1/p' "$T/p.out")
 [ -n "$se" ] && [ "$se" -gt 0 ] && [ $((ls)) = $((3 * se)) ] ||
 	{ cat "$T/p.out" "$T/p.err"; fail "-p: @s $ls $se"; }
 kill -0 $P 2>/dev/null || fail "the program died"
+# each detach turned sampling off on the program's launching thread
+grep -q "disabled on the agent's thread" "$T/prog.out" &&
+	fail "PC sampling disabled on the agent's thread at a detach"
 kill -TERM $P
 wait $P
 grep -q 'failures 0' "$T/prog.out" || { cat "$T/prog.out"; fail "launches failed: $(cat "$T/prog.out")"; }
