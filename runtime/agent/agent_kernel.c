@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/agent/agent_priv.h"
 
@@ -368,12 +367,10 @@ static int kernel_id(const char *name)
 	return id;
 }
 
+/* ms, with the fraction: the JIT's steps are short */
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return agent_now_ns() / 1e6;
 }
 
 /* Concatenate the call texts of K's clauses of one kind (entry/exit). */

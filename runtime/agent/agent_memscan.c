@@ -15,7 +15,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpucode/cubin_scan.h"
 #include "runtime/agent/agent_priv.h"
@@ -36,10 +35,7 @@ static double scanned_at;
 
 static double now_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
+	return agent_now_ns() / 1e9;
 }
 
 static void forget_all(void)
