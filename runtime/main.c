@@ -247,18 +247,18 @@ static bool needs_agent(const struct program *prog)
 
 /*
  * Issue 34's known bug, said once where the program has a gpu:mem probe
- * and a target: a site's barrier can wait on lanes that left (man page
- * NOTES, docs/ptx-splice.md "Limits").
+ * and a target, until its fix (the warp-uniform protocol) has run on a
+ * GPU (man page NOTES, docs/ptx-splice.md "Limits").
  */
 static void mem_hang_warn(const struct program *prog)
 {
 	for (const struct clause *c = prog->clauses; c; c = c->next)
 		for (const struct attach *a = c->aps; a; a = a->next)
 			if (!strncmp(a->text, "gpu:mem", 7)) {
-				diag_warn(a->loc, "gpu:mem can hang a kernel "
-					  "whose memory instructions run in a "
-					  "loop (a known bug: gputrace(8), "
-					  "NOTES)");
+				diag_warn(a->loc, "gpu:mem hung kernels whose "
+					  "memory instructions run in a loop; "
+					  "its fix is not yet verified on a "
+					  "GPU (gputrace(8), NOTES)");
 				return;
 			}
 }
