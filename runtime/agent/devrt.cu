@@ -74,16 +74,19 @@ IN bool uni_me(void)
 	return rd_laneid() == (u32)__ffs(__activemask()) - 1;
 }
 
+/* "OP [P], V" (a red) in the lanes where ME is set: no branch. */
+#define RED_IF(op, me, p, v)						\
+	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"	\
+		     "@q " op " [%1], %2;\n\t}"				\
+		     :: "r"((u32)(me)), "l"(p), "l"(v) : "memory")
+
 /* *P += V: under UNI by the lowest lane only. */
 IN void add_once(bool uni, u64 *p, u64 v)
 {
-	if (!uni) {
+	if (uni)
+		RED_IF("red.add.u64", uni_me(), p, v);
+	else
 		atomicAdd(p, v);
-		return;
-	}
-	asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-		     "@q red.add.u64 [%1], %2;\n\t}"
-		     :: "r"((u32)uni_me()), "l"(p), "l"(v) : "memory");
 }
 
 /* *P = V for a publish: under UNI by the lowest lane only. */
@@ -102,28 +105,18 @@ IN void exch_once(bool uni, u64 *p, u64 v)
 /* min or max of *P and V: under UNI by the lowest lane only. */
 IN void minmax_once(bool uni, u64 *p, u64 v, bool max, bool sgn)
 {
-	u32 me = uni ? uni_me() : 1;
-
 	if (!uni && max)
 		sgn ? (void)atomicMax((s64 *)p, (s64)v) : (void)atomicMax(p, v);
 	else if (!uni)
 		sgn ? (void)atomicMin((s64 *)p, (s64)v) : (void)atomicMin(p, v);
 	else if (max && sgn)
-		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-			     "@q red.max.s64 [%1], %2;\n\t}"
-			     :: "r"(me), "l"(p), "l"(v) : "memory");
+		RED_IF("red.max.s64", uni_me(), p, v);
 	else if (max)
-		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-			     "@q red.max.u64 [%1], %2;\n\t}"
-			     :: "r"(me), "l"(p), "l"(v) : "memory");
+		RED_IF("red.max.u64", uni_me(), p, v);
 	else if (sgn)
-		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-			     "@q red.min.s64 [%1], %2;\n\t}"
-			     :: "r"(me), "l"(p), "l"(v) : "memory");
+		RED_IF("red.min.s64", uni_me(), p, v);
 	else
-		asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t"
-			     "@q red.min.u64 [%1], %2;\n\t}"
-			     :: "r"(me), "l"(p), "l"(v) : "memory");
+		RED_IF("red.min.u64", uni_me(), p, v);
 }
 
 IN u64 shfl64(u64 v, u32 src, u32 mask)

@@ -8,15 +8,19 @@
 # The text keeps only module-scope items (no .version, .target,
 # .address_size, no comments) with `.visible` dropped, so the agent can
 # splice it into any module, sm_75 .. sm_90a.  Without nvcc OUT.c holds
-# an empty string and the agent reports device probes unavailable.
+# an empty string and the agent reports device probes unavailable; with
+# nvcc, a runtime that does not compile fails the build.
 set -e
 nvcc=$1
 src=$2
 out=$3
 tmp=$out.ptx.tmp
 
-if [ -n "$nvcc" ] && [ -x "$nvcc" ] &&
-   "$nvcc" -ptx -rdc=true -arch=compute_75 -I. "$src" -o "$tmp"; then
+if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+	# nvcc there but the runtime does not compile: a build error, not
+	# a tree without device probes (its tests would only skip)
+	"$nvcc" -ptx -rdc=true -arch=compute_75 -I. "$src" -o "$tmp" ||
+		{ rm -f "$tmp"; exit 1; }
 	{
 		echo "/* generated from $src by devrt_embed.sh: do not edit */"
 		echo "const char devrt_ptx[] ="
