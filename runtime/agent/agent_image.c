@@ -186,6 +186,7 @@ struct pick {
 	const void *owner;	/* of the fatbins walked (agent_ptxmemo.c) */
 	char *text;		/* best so far */
 	unsigned arch;
+	bool from_cubin;	/* text is a cubin's .nv_debug_ptx_txt */
 	unsigned lowest;	/* lowest arch with the kernel, 0: none */
 	char err[256];		/* the first entry that could not be read */
 };
@@ -201,32 +202,41 @@ static bool arch_fits(unsigned arch, char v, unsigned sm)
 }
 
 /* Note that PTX for ARCH (variant V) has the kernel; is it the best? */
-static bool better(struct pick *pk, unsigned arch, char v)
+/*
+ * A higher target than the pick so far; at the same target, a fatbin's
+ * PTX rather than a cubin's .nv_debug_ptx_txt, whose .loc lines are
+ * blanked (gpu:mem's `line` read 0 from nvcc's default sm_75 cubin).
+ */
+static bool better(struct pick *pk, unsigned arch, char v, bool from_cubin)
 {
 	if (!pk->lowest || arch < pk->lowest)
 		pk->lowest = arch;
-	return arch_fits(arch, v, pk->sm) && !(pk->text && arch <= pk->arch);
+	return arch_fits(arch, v, pk->sm) &&
+	       (!pk->text || arch > pk->arch ||
+		(arch == pk->arch && pk->from_cubin && !from_cubin));
 }
 
-static void take(struct pick *pk, char *text, unsigned arch)
+static void take(struct pick *pk, char *text, unsigned arch, bool from_cubin)
 {
 	free(pk->text);
 	pk->text = text;
 	pk->arch = arch;
+	pk->from_cubin = from_cubin;
 }
 
 /* PTX loaded as text (cuModuleLoadData of PTX) */
 static void consider_text(struct pick *pk, const char *text, size_t len,
-			  unsigned arch, char v)
+			  unsigned arch, char v, bool from_cubin)
 {
 	char *t;
 
-	if (!agent_ptx_has_entry(text, len, pk->name) || !better(pk, arch, v))
+	if (!agent_ptx_has_entry(text, len, pk->name) ||
+	    !better(pk, arch, v, from_cubin))
 		return;
 	while (len && text[len - 1] == '\0')
 		len--;
 	if ((t = strndup(text, len)))
-		take(pk, t, arch);
+		take(pk, t, arch, from_cubin);
 }
 
 /* A fatbin's PTX entry, seen as stored: decompressed once (memo). */
@@ -243,10 +253,10 @@ static int pick_entry(const struct fatbin_entry *e, void *arg)
 	if (has < 0 && !pk->err[0])
 		snprintf(pk->err, sizeof(pk->err), "entry %d: %s", e->index,
 			 err);
-	if (has > 0 && better(pk, e->arch.sm, e->arch.variant) &&
+	if (has > 0 && better(pk, e->arch.sm, e->arch.variant, e->from_cubin) &&
 	    agent_ptxmemo_entry(pk->owner, e, pk->name, &t, err,
 				sizeof(err)) > 0)
-		take(pk, t, e->arch.sm);
+		take(pk, t, e->arch.sm, e->from_cubin);
 	return 0;
 }
 
@@ -278,7 +288,7 @@ static void consider_cubin(struct pick *pk, const struct agent_image *img,
 		    "PTX %u.%u)", pk->name, x.arch.sm,
 		    x.arch.variant == 'a' ? "a" : x.arch.variant == 'f' ?
 		    "f" : "", x.major, x.minor);
-	consider_text(pk, x.text, x.len, x.arch.sm, x.arch.variant);
+	consider_text(pk, x.text, x.len, x.arch.sm, x.arch.variant, true);
 	free(x.text);
 }
 
@@ -594,7 +604,7 @@ static void pick_from_memory(struct pick *pk, agent_attr_fn attr,
 			    "define%s it, %d distinct)", pk->name, found,
 			    found == 1 ? "" : "s", found == 1 ? "s" : "",
 			    mp.n);
-		take(pk, mp.v[fit].text, mp.v[fit].arch);
+		take(pk, mp.v[fit].text, mp.v[fit].arch, true);
 		mp.v[fit].text = NULL;
 	}
 	for (int i = 0; i < mp.n; i++)
@@ -628,7 +638,8 @@ int agent_image_ptx(const struct agent_image *img, const char *name,
 		unsigned a = agent_ptx_target((const char *)img->data,
 					      img->len, &v);
 
-		consider_text(&pk, (const char *)img->data, img->len, a, v);
+		consider_text(&pk, (const char *)img->data, img->len, a, v,
+			      false);
 	} else {
 		pk.owner = img;
 		/* compressed cubins (PyTorch's -compress-all: SASS for

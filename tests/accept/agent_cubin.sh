@@ -61,6 +61,16 @@ for how in module library; do
 		{ cat "$T/spliced.ptx"; fail "Triton-like cubin ($how): target, .reqntid or shared array lost"; }
 done
 
+# a fatbin with both a -lineinfo cubin and PTX for the same target (nvcc's
+# default build): the PTX entry, whose .loc lines the cubin's copy lacks
+# (gpu:mem's `line` was 0 on the GPU with the cubin's)
+"$NVCC" -fatbin -gencode arch=compute_90,code=[sm_90,compute_90] -lineinfo \
+	tests/gpu/agent_vadd.cu -o "$T/both.fatbin" || fail "building both.fatbin"
+run "$T/v.cfg" "$T/both.fatbin" $VADD
+counted "fatbin with cubin and PTX" $VADD
+grep -q '^[[:space:]]*\.loc[[:space:]]' "$T/spliced.ptx" ||
+	fail "fatbin with cubin and PTX: the cubin's PTX (no .loc) was taken"
+
 # a cubin whose PTX does not belong to it (another kernel's): unused
 python3 tests/cubin/patch.py "$T/li.cubin" "$T/bad.cubin" \
 	'.entry _Z4vaddPKfS0_Pfi' '.entry _Z4vaddPKfS0_Pfj' || fail "patching a cubin"
