@@ -170,7 +170,6 @@ struct ptx_mem_site {
 	int line;		/* line of the last .loc before it, or 0 */
 	struct ptx_mem_addr addr;
 	const char *why;	/* NULL, or why its address cannot be taken */
-	bool in_loop;		/* a branch after it jumps back to or before it */
 };
 
 /* gpu:mem sites a kernel may have: more and its clauses are left out */

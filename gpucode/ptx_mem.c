@@ -314,50 +314,12 @@ static int add_site(struct ptx_mem_site **v, int *n, int *cap,
 	return rc;
 }
 
-/* A label or a branch's target: its name in the text and where it is. */
-struct mark {
-	size_t name, len, pos;
-};
-
-static int add_mark(struct mark **v, int *n, int *cap, size_t name,
-		    size_t len, size_t pos)
-{
-	int rc = PTX_GROW(*v, *n, *cap);
-
-	if (!rc)
-		(*v)[(*n)++] = (struct mark){ name, len, pos };
-	return rc;
-}
-
-/*
- * A site is in a loop when a branch after it goes to a label at or
- * before it (nvcc's and Triton's loops are such back edges).
- */
-static void mark_loops(const char *s, struct ptx_mem_site *v, int n,
-		       const struct mark *lab, int nlab,
-		       const struct mark *br, int nbr)
-{
-	for (int b = 0; b < nbr; b++)
-		for (int l = 0; l < nlab; l++) {
-			if (lab[l].len != br[b].len ||
-			    memcmp(s + lab[l].name, s + br[b].name, lab[l].len))
-				continue;
-			for (int i = 0; i < n; i++)
-				if (lab[l].pos <= v[i].stmt &&
-				    v[i].stmt < br[b].pos)
-					v[i].in_loop = true;
-			break;
-		}
-}
-
 int ptx_mem_sites(const struct ptx_module *mod, const struct ptx_func *f,
 		  struct ptx_mem_site **out, int *nout)
 {
 	struct scan c = { .s = mod->text };
 	struct ptx_mem_site *v = NULL;
 	int n = 0, cap = 0, insn = 0, line = 0, rc = 0;
-	struct mark *lab = NULL, *br = NULL;
-	int nlab = 0, caplab = 0, nbr = 0, capbr = 0;
 
 	*out = NULL;
 	*nout = 0;
@@ -451,9 +413,6 @@ int ptx_mem_sites(const struct ptx_module *mod, const struct ptx_func *f,
 		skip_blank(&c);
 		if (!m.guard && c.pos < c.end && s[c.pos] == ':') {
 			c.pos++;	/* a label */
-			if ((rc = add_mark(&lab, &nlab, &caplab, w,
-					   c.pos - 1 - w, w)))
-				break;
 			continue;
 		}
 		m.op = w;
@@ -461,19 +420,6 @@ int ptx_mem_sites(const struct ptx_module *mod, const struct ptx_func *f,
 		while (m.op_len < c.pos - w && !(s[w + m.op_len] == ' ' ||
 		       s[w + m.op_len] == '\t' || s[w + m.op_len] == '\n'))
 			m.op_len++;
-		if (m.op_len >= 3 && !memcmp(s + m.op, "bra", 3) &&
-		    (m.op_len == 3 || s[m.op + 3] == '.')) {
-			size_t t = m.op + m.op_len;
-
-			while (t < c.end && (s[t] == ' ' || s[t] == '\t'))
-				t++;
-			w = t;
-			while (t < c.end && word_ch((unsigned char)s[t]))
-				t++;
-			if (t > w && (rc = add_mark(&br, &nbr, &capbr, w, t - w,
-						    m.stmt)))
-				break;
-		}
 		e = stmt_end(&c);
 		m.end = e;
 		m.insn = insn++;
@@ -490,10 +436,6 @@ int ptx_mem_sites(const struct ptx_module *mod, const struct ptx_func *f,
 			break;
 	}
 	free(c.regs);
-	if (!rc)
-		mark_loops(c.s, v, n, lab, nlab, br, nbr);
-	free(lab);
-	free(br);
 	if (rc) {
 		free(v);
 		return rc;

@@ -190,24 +190,6 @@ static void mem_figures(struct job *j, struct sb *b, bool sect, bool conf,
 	}
 }
 
-/*
- * Whether site S ends with a bar.warp.sync on its mask.  Not needed: the
- * site's lanes run its clauses together (pl_opts.mem), none branches
- * away, so they leave together.  GPUTRACE_MEM_SYNC=1 puts it back
- * everywhere, =loop at sites outside loops only (issue 34's experiments,
- * docs/ptx-splice.md "Memory instructions").
- */
-static bool mem_sync_on(const struct ptx_mem_site *s)
-{
-	const char *e = getenv("GPUTRACE_MEM_SYNC");
-
-	if (!e)
-		return false;
-	if (!strcmp(e, "loop"))
-		return !s->in_loop;
-	return !strcmp(e, "1");
-}
-
 /* The clauses of REQ that run at S, in one block before it. */
 static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 {
@@ -270,8 +252,6 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 	for (int i = 0; i < req->nmem; i++)
 		if (req->mem[i].classes & s->cls)
 			add_mem_text(&b, req->mem[i].text, s, uniq);
-	if (mem_sync_on(s))
-		sb_str(&b, "\tbar.warp.sync \t%gt_mm;\n");
 	sb_str(&b, "\t}\n");
 	if (s->guard)
 		sb_printf(&b, "$__gt%d:\n", skip);

@@ -245,24 +245,6 @@ static bool needs_agent(const struct program *prog)
 	return false;
 }
 
-/*
- * Issue 34's known bug, said once where the program has a gpu:mem probe
- * and a target, until its fix (the warp-uniform protocol) has run on a
- * GPU (man page NOTES, docs/ptx-splice.md "Limits").
- */
-static void mem_hang_warn(const struct program *prog)
-{
-	for (const struct clause *c = prog->clauses; c; c = c->next)
-		for (const struct attach *a = c->aps; a; a = a->next)
-			if (!strncmp(a->text, "gpu:mem", 7)) {
-				diag_warn(a->loc, "gpu:mem hung kernels whose "
-					  "memory instructions run in a loop; "
-					  "its fix is not yet verified on a "
-					  "GPU (gputrace(8), NOTES)");
-				return;
-			}
-}
-
 static bool has_device_progs(const struct gt_object *obj)
 {
 	for (int i = 0; i < obj->nprogs; i++)
@@ -597,8 +579,6 @@ int main(int argc, char **argv)
 
 	if (sema_check(prog, &sem, &u))
 		goto out;
-	if ((cmd || sopts.pid) && !dry_run)
-		mem_hang_warn(prog);
 	if (dump & D_TYPES)
 		sema_dump(stderr, u);
 	struct cg_opts copts = { .start_ns = mono_ns(), .cpid = child.pid,

@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,52 +104,6 @@ static const char *why(CUptiResult r)
 	return "CUPTI error";
 }
 
-/*
- * GPUTRACE_SAMPLE_PRELOAD=1 (an experiment, issue 33): the profiler
- * libraries CUPTI's PC sampling loads at its first enable, loaded now on
- * a thread of their own, beside the context's creation and whatever the
- * application does before its first launch (their initializers took
- * 0.6-0.9 s on the CPU machine, most of gpu:sample's fixed cost).
- */
-static void *preload(void *arg)
-{
-	static const char *const libs[] = {
-		"libnvperf_host.so", "libnvperf_target.so",
-	};
-	char dir[4096], path[4200];
-
-	if (dlinfo(arg, RTLD_DI_ORIGIN, dir))
-		return NULL;
-	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, libs[i]);
-		/* kept: CUPTI's own dlopen then finds it loaded */
-		if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
-			agent_debug("gpu:sample: preload %s: %s", path,
-				    dlerror());
-	}
-	return NULL;
-}
-
-static void preload_start(void *cupti)
-{
-	const char *e = getenv("GPUTRACE_SAMPLE_PRELOAD");
-	sigset_t all, old;
-	pthread_attr_t at;
-	pthread_t t;
-
-	if (!e || strcmp(e, "1"))
-		return;
-	/* the application's signals are not for this thread */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, preload, cupti) == 0)
-		pthread_setname_np(t, "gputrace-load");
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 void agent_sample_load(void)
 {
 	void *h;
@@ -182,7 +135,6 @@ void agent_sample_load(void)
 	} else {
 		SYM(result_string, "cuptiGetResultString");
 		loaded = 1;
-		preload_start(h);
 	}
 #undef SYM
 	pthread_mutex_unlock(&lock);

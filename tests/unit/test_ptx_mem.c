@@ -209,9 +209,6 @@ static void test_sites(void)
 	      "mem/sites: atom [%rd2+-8]");
 	CHECK(v[5].insn == 18 && v[5].why && strstr(v[5].why, "generic"),
 	      "mem/sites: a generic access to a variable is told, not guessed");
-	CHECK(!v[0].in_loop && !v[1].in_loop && !v[2].in_loop &&
-	      v[3].in_loop && v[4].in_loop && v[5].in_loop,
-	      "mem/sites: the sites between $L__BB0_2 and the branch back to it are in a loop");
 	free(v);
 	ptx_free(m);
 }
@@ -331,23 +328,6 @@ static void test_splice(const char *target)
 	} else {
 		printf("SKIP mem/splice %s: ptxas: no CUDA toolkit\n", target);
 	}
-	free(out);
-	out = NULL;
-	/* the experiments' waits: =1 at every site, =loop not at the two
-	 * sites in the loop */
-	setenv("GPUTRACE_MEM_SYNC", "1", 1);
-	snprintf(name, sizeof(name), "mem/splice %s: GPUTRACE_MEM_SYNC=1",
-		 target);
-	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1 && out &&
-	      count_of(out, "bar.warp.sync \t%gt_mm;") == 5, name);
-	free(out);
-	out = NULL;
-	setenv("GPUTRACE_MEM_SYNC", "loop", 1);
-	snprintf(name, sizeof(name), "mem/splice %s: GPUTRACE_MEM_SYNC=loop",
-		 target);
-	CHECK(ptx_splice(m, &req, &out, err, sizeof(err)) == 1 && out &&
-	      count_of(out, "bar.warp.sync \t%gt_mm;") == 3, name);
-	unsetenv("GPUTRACE_MEM_SYNC");
 	free(out);
 	ptx_free(m);
 }
