@@ -227,9 +227,10 @@ static int splice_mem_site(struct job *j, const struct ptx_mem_site *s)
 		sb_printf(&b, "\t@%s%.*s bra \t$__gt%d;\n", s->guard_neg ? "" :
 			  "!", (int)s->guard_len, text + s->guard, skip);
 	/*
-	 * %gt_mm: the lanes here, read once.  Every clause elects the lowest
-	 * of them (%gt_mmask), not of its own activemask: lanes that skip a
-	 * clause may run ahead into the next one and elect again.
+	 * %gt_mm: the lanes here, read once.  Every lane of it runs every
+	 * clause (pl_opts.mem: warp-uniform), on the values of the lowest
+	 * (%gt_mmask), whose updates alone count; none branches away, so
+	 * nothing waits at the end.
 	 */
 	sb_str(&b, "\t{\n\t.reg .b64 \t%gt_maddr, %gt_msect, %gt_mconf, "
 	       "%gt_mmask, %gt_ma, %gt_mt, %gt_mu;\n\t.reg .b32 \t%gt_mm, "

@@ -201,9 +201,9 @@ static bool arch_fits(unsigned arch, char v, unsigned sm)
 	return arch <= sm;
 }
 
-/* Note that PTX for ARCH (variant V) has the kernel; is it the best? */
 /*
- * A higher target than the pick so far; at the same target, a fatbin's
+ * Note that PTX for ARCH (variant V) has the kernel; is it the best?  A
+ * higher target than the pick so far; at the same target, a fatbin's
  * PTX rather than a cubin's .nv_debug_ptx_txt, whose .loc lines are
  * blanked (gpu:mem's `line` read 0 from nvcc's default sm_75 cubin).
  */

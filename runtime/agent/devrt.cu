@@ -459,14 +459,14 @@ IN u32 same_group(u64 op, u64 v)
  * Aggregation on a map without key: lanes adding to the same (map, word)
  * combine, the lowest of them updates the shard.
  */
+/* what group_apply takes of an op: its kind and DEVRT_OP_F_UNI */
+#define APPLY_OP (DEVRT_OP_KIND | DEVRT_OP_F_UNI)
+
 /*
  * The lanes of GRP update the same word: the lowest applies their
  * combined update to slot S (the shard's slot when S is 0: found only by
  * the lane that applies).
  */
-/* what group_apply takes of an op: its kind and DEVRT_OP_F_UNI */
-#define APPLY_OP (DEVRT_OP_KIND | DEVRT_OP_F_UNI)
-
 IN void group_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w,
 		    u32 grp, u64 val)
 {
