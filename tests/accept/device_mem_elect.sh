@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # gpu:mem with several clauses at one site runs each map update once per
-# warp, no GPU needed.  tests/gpu/mem.cu's kernels, spliced by
+# warp, no GPU needed; gather's last clause takes every other runtime
+# path (printf, assignment, delete, lookups, avg, stats, lhist, keyed
+# hist, a lane's own threadIdx and the clock).  tests/gpu/mem.cu's kernels, spliced by
 # `gputrace --dry-run -d ptx` with three clauses (two of them at unit's
 # sites), run in a warp model (mem_warp_sim.py): 32 lanes, then a partial
 # warp of 20, scheduled so that lanes which skip a clause run ahead, as
@@ -22,7 +24,8 @@ trap 'rm -rf "$T"' EXIT
 
 prog='gpu:mem:* { @s[kernel, store, sectors] = count(); @l[kernel, store, lanes] = count(); @n[kernel] = count(); @lo[kernel, store] = min(addr); @hi[kernel, store] = max(addr); @z[kernel, store] = sum(size * lanes); @i[kernel, insn] = count(); }
 gpu:mem:*:shared { @c[kernel, arg1, store, conflicts] = count(); }
-gpu:mem:unit { @ln[kernel, line] = count(); }'
+gpu:mem:unit { @ln[kernel, line] = count(); }
+gpu:mem:gather { printf("g %d %d\n", insn, threadIdx.x); @u[insn] = lanes; @v[1]++; @w++; delete(@u[0]); @av = avg(lanes); @st = stats(size); @lh = lhist(sectors, 0, 40, 4); @h[lanes] = hist(sectors); @mx = max(gtime); @sm[threadIdx.x] = count(); }'
 nfail=0
 bad() {
 	echo "FAIL $*"

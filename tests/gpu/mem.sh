@@ -107,6 +107,30 @@ ws=$(sed -n 's/^@s\[stride2, 1, 4\]: //p' "$T/want")
 [ "$h8" = "$wl" ] && [ "$h4" = "$ws" ] && ok "hist(sectors) on stride2: [8, 16) $h8, [4, 8) $h4" ||
 	bad "hist(sectors) on stride2" "[8, 16) '$h8' want $wl, [4, 8) '$h4' want $ws"
 
+# the runtime's other paths in a gpu:mem clause (printf, assignment,
+# avg, stats, keyed hist, lhist, a lane's own threadIdx): gather's three
+# instructions (two loads, one store) in each of its 2048 full warps,
+# every clause run once per warp on lane 0's values
+ops='gpu:mem:gather { printf("g %d %d\n", insn, threadIdx.x); @u[insn] = lanes; @av = avg(lanes); @st = stats(size); @h[lanes] = hist(sectors); @sm[threadIdx.x] = count(); @lh = lhist(store, 0, 2, 1); }'
+timeout 120 "$GT" -q -c "$T/mem" -e "$ops" >"$T/ops.out" 2>"$T/ops.err"
+wg=$(sed -n 's/^@n\[gather\]: //p' "$T/want")
+np=$(grep -cE '^g [0-9]+ (0|32|64|96|128|160|192|224)$' "$T/ops.out")
+ni=$(sed -n 's/^g \([0-9]*\) [0-9]*$/\1/p' "$T/ops.out" | sort | uniq -c |
+	awk -v w=$((wg / 3)) '$1 == w { n++ } END { print n + 0 }')
+[ "$np" = "$wg" ] && [ "$ni" = 3 ] &&
+	ok "gather: $np printf lines, each instruction's $((wg / 3)), lane 0's threadIdx.x" ||
+	bad "gather: printf" "$np lines of $wg, $ni instructions with $((wg / 3)): $(grep -m3 -v '^g ' "$T/ops.out" "$T/ops.err" | tr '\n' ' ')"
+[ "$(grep -c '^@u\[[0-9]*\]: 32$' "$T/ops.out")" = 3 ] &&
+	grep -qx '@av: 32' "$T/ops.out" &&
+	grep -qx "@st: count $wg, average 4, total $((4 * wg))" "$T/ops.out" &&
+	[ "$(grep -c '^@sm\[\(0\|32\|64\|96\|128\|160\|192\|224\)\]: '$((wg / 8))'$' "$T/ops.out")" = 8 ] &&
+	grep -q "^\[0, 1) *$((2 * wg / 3)) " "$T/ops.out" &&
+	grep -q "^\[1, 2) *$((wg / 3)) " "$T/ops.out" &&
+	[ "$(sed -n '/^@h\[32\]:/,/^$/s/^\[[^]]*[])] *\([0-9]*\) |.*/\1/p' "$T/ops.out" |
+		awk '{ s += $1 } END { print s + 0 }')" = "$wg" ] &&
+	ok "gather: assignment, avg, stats, lhist, keyed hist and threadIdx keys exact" ||
+	bad "gather: runtime paths" "$(grep '^@' "$T/ops.out" | tr '\n' ' ')"
+
 # -v: every kernel instrumented, nothing left out
 timeout 120 "$GT" -v -q -c "$T/mem" -e 'gpu:mem:* { @c = count(); }' >/dev/null 2>"$T/v.err"
 grep -q 'left out of gpu:mem\|gpu:mem clauses are left out' "$T/v.err" && bad "-v" "$(grep -m1 'gpu:mem' "$T/v.err")" ||
