@@ -13,7 +13,9 @@
 #   - with torch (python3 -c 'import torch', a GPU): a small training
 #     loop under -c: a cuBLAS GEMM and PyTorch's own kernels (at::native)
 #     have samples, the losses are identical to a native run; -p on a
-#     running loop is refused with its reason and the loop ends normally.
+#     running loop is refused with its reason and the loop ends normally;
+#     with GPUTRACE_SAMPLE_ATTACH=1, three -p cycles on one loop sample
+#     its kernels by name and the loop ends with the native losses.
 # Prints PASS/FAIL per check; exit 0 when all pass, 1 otherwise, 77
 # without nvcc.
 GT=${GPUTRACE:-build/gputrace}
@@ -146,6 +148,51 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	else
 		fail "torch -p: gputrace status $rc, the loop's $trc"
 		sed 's/^/    /' "$T/perr" | tail -5
+	fi
+
+	# -p with GPUTRACE_SAMPLE_ATTACH=1 (for lifting the refusal): three
+	# attach/detach cycles of 2 s on one running loop; each sees
+	# cuBLAS's and PyTorch's kernels by name, a detach stops sampling on
+	# the loop's own thread, and the loop runs on to its end with the
+	# losses of a native run
+	python3 tests/gpu/sample_torch.py 3000 >"$T/anative" 2>&1 ||
+		fail "torch loop of 3000 steps does not run natively"
+	rm -f "$T/ready"
+	python3 tests/gpu/sample_torch.py 3000 "$T/ready" >"$T/aprog" 2>&1 &
+	tp=$!
+	i=0
+	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
+	ok=0
+	for c in 1 2 3; do
+		GPUTRACE_SAMPLE_ATTACH=1 timeout -k 5 60 "$GT" -q -p $tp -e \
+			'gpu:sample { @t[kernel] = sum(samples); } interval:s:2 { exit(); }' \
+			</dev/null >"$T/aout" 2>"$T/aerr"
+		rc=$?
+		g=$(grep -E '^@t\[' "$T/aout" | grep -ciE 'gemm|cublas|cutlass|xmma')
+		a=$(grep -E '^@t\[' "$T/aout" | grep -c 'at::native::')
+		if [ $rc -eq 0 ] && [ "$g" -gt 0 ] && [ "$a" -gt 0 ]; then
+			ok=$((ok + 1))
+		else
+			echo "    -p cycle $c: status $rc, $g GEMM and $a at::native kernels sampled"
+			sed 's/^/    /' "$T/aerr" | tail -5
+		fi
+	done
+	i=0
+	while kill -0 $tp 2>/dev/null && [ $i -lt 1200 ]; do i=$((i + 1)); sleep 0.1; done
+	if kill -0 $tp 2>/dev/null; then
+		fail "torch -p (GPUTRACE_SAMPLE_ATTACH=1): the loop hung after the detach ($(grep -c '^loss' "$T/aprog") of 300 loss lines)"
+		kill -9 $tp
+	fi
+	wait $tp
+	trc=$?
+	grep '^loss ' "$T/anative" >"$T/aloss.n"
+	grep '^loss ' "$T/aprog" >"$T/aloss.p"
+	if [ $ok = 3 ] && [ $trc -eq 0 ] && [ -s "$T/aloss.n" ] &&
+	   cmp -s "$T/aloss.n" "$T/aloss.p"; then
+		pass "torch -p (GPUTRACE_SAMPLE_ATTACH=1): 3 cycles sampled cuBLAS's and PyTorch's kernels, the loop's $(grep -c '^loss' "$T/aprog") losses identical to native"
+	else
+		fail "torch -p (GPUTRACE_SAMPLE_ATTACH=1): $ok of 3 cycles, the loop's status $trc"
+		diff -u "$T/aloss.n" "$T/aloss.p" | head -5 | sed 's/^/    /'
 	fi
 else
 	echo "SKIP torch part: python3 cannot import torch with a GPU"
