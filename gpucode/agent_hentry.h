@@ -2,8 +2,8 @@
 /*
  * The driver entry points at which the agent runs host programs
  * (docs/hostpath.md): X(NAME, symbol, kind).  Kind: the cuda: event,
- * whose form tells when the program runs (launch, free, memcpy: at the
- * entry; malloc, sync: at the return, with the entry's value, as the
+ * whose form tells when the program runs (launch, free, memcpy, graph:
+ * at the entry; malloc, sync: at the return, with the entry's value, as the
  * kernel path's .cuda_calls holds it).  Append only within a kind's
  * group: the tracer and the agent are built together.
  */
@@ -50,7 +50,9 @@
 	X(CTX_SYNC_V2, "cuCtxSynchronize_v2", SYNC)			\
 	X(STREAM_SYNC, "cuStreamSynchronize", SYNC)			\
 	X(STREAM_SYNC_PTSZ, "cuStreamSynchronize_ptsz", SYNC)		\
-	X(EVENT_SYNC, "cuEventSynchronize", SYNC)
+	X(EVENT_SYNC, "cuEventSynchronize", SYNC)				\
+	X(GRAPH, "cuGraphLaunch", GRAPH)				\
+	X(GRAPH_PTSZ, "cuGraphLaunch_ptsz", GRAPH)
 
 /* The kinds (the cuda: event of an entry point). */
 enum agent_hkind {
@@ -59,6 +61,7 @@ enum agent_hkind {
 	AGENT_HK_FREE,
 	AGENT_HK_MEMCPY,
 	AGENT_HK_SYNC,
+	AGENT_HK_GRAPH,
 };
 
 #endif

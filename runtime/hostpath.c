@@ -47,7 +47,7 @@ static bool takes_stack(const struct node *n)
 static bool agent_event(const char *ev)
 {
 	static const char *const evs[] = {
-		"launch", "malloc", "free", "memcpy", "sync",
+		"launch", "malloc", "free", "memcpy", "sync", "graph",
 	};
 
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
@@ -57,8 +57,8 @@ static bool agent_event(const char *ev)
 }
 
 /*
- * The agent is started for cuda:launch, malloc, free, memcpy and sync
- * clauses, unless a cuda: clause takes a stack: the agent's wrappers
+ * The agent is started for cuda:launch, malloc, free, memcpy, sync and
+ * graph clauses, unless a cuda: clause takes a stack: the agent's wrappers
  * sit between the program and the driver, so a kernel uprobe's stack
  * would show them (the stacks stay as they are without the agent).
  */

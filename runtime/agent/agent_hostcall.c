@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Hooks on the driver's copies, synchronizations and host allocations,
- * only so that cuda:memcpy, cuda:sync, cuda:malloc and cuda:free clauses
- * run here rather than as kernel uprobes (docs/hostpath.md).  Each
+ * Hooks on the driver's copies, synchronizations, host allocations and
+ * graph launches, only so that cuda:memcpy, cuda:sync, cuda:malloc,
+ * cuda:free and cuda:graph clauses run here rather than as kernel
+ * uprobes (docs/hostpath.md).  Each
  * wrapper is one check (agent_host_on) and a call of the real entry
  * point when no clause runs at it.  Arguments are passed as the
  * integers they are in registers (pointers, CUdeviceptr, size_t,
@@ -132,6 +133,19 @@ CUresult gt_hc_HOST_ALLOC(uint64_t p, uint64_t n, uint64_t fl)
 }
 
 /* cuda:free of host memory: (pointer), at the entry */
+/* cuda:graph: (graph exec, stream), at the entry */
+#define GRAPH2(name, sym)						\
+EXPORT CUresult gt_hc_##name(uint64_t, uint64_t) __asm__(sym);		\
+CUresult gt_hc_##name(uint64_t g, uint64_t st)				\
+{									\
+	HC_REAL(AGENT_HE_##name);					\
+	AGENT_HOST_ENTRY(AGENT_HE_##name, g, st);			\
+	return ((hc2_fn)agent_hc_real[AGENT_HE_##name])(g, st);		\
+}
+
+GRAPH2(GRAPH, "cuGraphLaunch")
+GRAPH2(GRAPH_PTSZ, "cuGraphLaunch_ptsz")
+
 EXPORT CUresult gt_hc_FREE_HOST(uint64_t) __asm__("cuMemFreeHost");
 CUresult gt_hc_FREE_HOST(uint64_t p)
 {

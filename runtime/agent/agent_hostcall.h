@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host clauses at the agent's hooks other than launches (docs/hostpath.md):
- * cuda:malloc, cuda:free, cuda:memcpy, cuda:sync.  The allocation hooks
+ * cuda:malloc, cuda:free, cuda:memcpy, cuda:sync, cuda:graph.  The allocation hooks
  * are agent_alloc.c's; the copies, synchronizations and host allocations
  * are hooked in agent_hostcall.c only for this (AGENT_HOSTCALL_HOOKS
  * goes at the end of agent_hooks.c's table).
@@ -80,7 +80,9 @@ extern void *agent_hc_real[AGENT_HE_END_];
 	X(CTX_SYNC_V2, "cuCtxSynchronize_v2", "cuCtxSynchronize", -1, 13000, 1 << 30) \
 	X(STREAM_SYNC, "cuStreamSynchronize", "cuStreamSynchronize", 0, 0, 1 << 30) \
 	X(STREAM_SYNC_PTSZ, "cuStreamSynchronize_ptsz", "cuStreamSynchronize", 1, 0, 1 << 30) \
-	X(EVENT_SYNC, "cuEventSynchronize", "cuEventSynchronize", -1, 0, 1 << 30)
+	X(EVENT_SYNC, "cuEventSynchronize", "cuEventSynchronize", -1, 0, 1 << 30) \
+	X(GRAPH, "cuGraphLaunch", "cuGraphLaunch", 0, 10000, 1 << 30)	\
+	X(GRAPH_PTSZ, "cuGraphLaunch_ptsz", "cuGraphLaunch", 1, 10000, 1 << 30)
 
 #ifndef AGENT_HOSTCALL_IMPL	/* only their addresses, for the table */
 #define HC_DECL_(name, sym, proc, ptsz, lo, hi) \
