@@ -455,10 +455,6 @@ IN u32 same_group(u64 op, u64 v)
 	return __match_any_sync(__activemask(), v);
 }
 
-/*
- * Aggregation on a map without key: lanes adding to the same (map, word)
- * combine, the lowest of them updates the shard.
- */
 /* what group_apply takes of an op: its kind and DEVRT_OP_F_UNI */
 #define APPLY_OP (DEVRT_OP_KIND | DEVRT_OP_F_UNI)
 
@@ -505,6 +501,10 @@ IN void hist_sum(const struct devrt_map_desc *d, u64 *s, u64 val, u64 op)
 		 s + 2 + (d->key_size + 7) / 8 + cld32(&d->nwords) - 1, val);
 }
 
+/*
+ * Aggregation on a map without key: lanes adding to the same (map, word)
+ * combine, the lowest of them updates the shard.
+ */
 RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 {
 	const struct devrt_map_desc *d = desc_of(ctx, map);
