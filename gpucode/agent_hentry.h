@@ -50,7 +50,7 @@
 	X(CTX_SYNC_V2, "cuCtxSynchronize_v2", SYNC)			\
 	X(STREAM_SYNC, "cuStreamSynchronize", SYNC)			\
 	X(STREAM_SYNC_PTSZ, "cuStreamSynchronize_ptsz", SYNC)		\
-	X(EVENT_SYNC, "cuEventSynchronize", SYNC)				\
+	X(EVENT_SYNC, "cuEventSynchronize", SYNC)			\
 	X(GRAPH, "cuGraphLaunch", GRAPH)				\
 	X(GRAPH_PTSZ, "cuGraphLaunch_ptsz", GRAPH)
 

@@ -133,6 +133,14 @@ CUresult gt_hc_HOST_ALLOC(uint64_t p, uint64_t n, uint64_t fl)
 }
 
 /* cuda:free of host memory: (pointer), at the entry */
+EXPORT CUresult gt_hc_FREE_HOST(uint64_t) __asm__("cuMemFreeHost");
+CUresult gt_hc_FREE_HOST(uint64_t p)
+{
+	HC_REAL(AGENT_HE_FREE_HOST);
+	AGENT_HOST_ENTRY(AGENT_HE_FREE_HOST, p);
+	return ((hc1_fn)agent_hc_real[AGENT_HE_FREE_HOST])(p);
+}
+
 /* cuda:graph: (graph exec, stream), at the entry */
 #define GRAPH2(name, sym)						\
 EXPORT CUresult gt_hc_##name(uint64_t, uint64_t) __asm__(sym);		\
@@ -146,11 +154,4 @@ CUresult gt_hc_##name(uint64_t g, uint64_t st)				\
 GRAPH2(GRAPH, "cuGraphLaunch")
 GRAPH2(GRAPH_PTSZ, "cuGraphLaunch_ptsz")
 
-EXPORT CUresult gt_hc_FREE_HOST(uint64_t) __asm__("cuMemFreeHost");
-CUresult gt_hc_FREE_HOST(uint64_t p)
-{
-	HC_REAL(AGENT_HE_FREE_HOST);
-	AGENT_HOST_ENTRY(AGENT_HE_FREE_HOST, p);
-	return ((hc1_fn)agent_hc_real[AGENT_HE_FREE_HOST])(p);
-}
 #endif /* GT_AGENT_SO */

@@ -455,13 +455,10 @@ IN u32 same_group(u64 op, u64 v)
 	return __match_any_sync(__activemask(), v);
 }
 
-/* what group_apply takes of an op: its kind and DEVRT_OP_F_UNI */
-#define APPLY_OP (DEVRT_OP_KIND | DEVRT_OP_F_UNI)
-
 /*
  * The lanes of GRP update the same word: the lowest applies their
  * combined update to slot S (the shard's slot when S is 0: found only by
- * the lane that applies).
+ * the lane that applies).  OP is the call's, its flags included.
  */
 IN void group_apply(const struct devrt_map_desc *d, u64 *s, u64 op, u32 w,
 		    u32 grp, u64 val)
@@ -517,7 +514,7 @@ RT void __gt_rt_agg0(u64 ctx, u64 map, u64 val, u64 op)
 	w = agg_word(d, op & DEVRT_OP_KIND, val);
 	grp = op & (DEVRT_OP_F_ONE | DEVRT_OP_F_UNI) ? 1u << rd_laneid() :
 	      uniform_group((u64)map << 32 | w);
-	group_apply(d, 0, op & APPLY_OP, w, grp, val);
+	group_apply(d, 0, op, w, grp, val);
 }
 
 /*
@@ -546,7 +543,7 @@ RT void __gt_rt_agg(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 		hist_sum(d, s, val, op);
 	w = agg_word(d, op & DEVRT_OP_KIND, val);
 	grp = same_group(op, (u64)s + w);
-	group_apply(d, s, op & APPLY_OP, w, grp, val);
+	group_apply(d, s, op, w, grp, val);
 }
 
 /*
@@ -607,7 +604,7 @@ RT void __gt_rt_agg8(u64 ctx, u64 map, u64 key, u64 val, u64 op)
 		hist_sum(d, s, val, op);
 	w = agg_word(d, op & DEVRT_OP_KIND, val);
 	grp = same_group(op, (u64)s + w);
-	group_apply(d, s, op & APPLY_OP, w, grp, val);
+	group_apply(d, s, op, w, grp, val);
 }
 
 RT u64 __gt_rt_lookup(u64 ctx, u64 map, u64 key)
