@@ -379,7 +379,7 @@ void agent_sample_here(void)
 	case 1:
 		agent_sample_stop();
 		pthread_mutex_lock(&lock);
-		stop_req = 2;
+		__atomic_store_n(&stop_req, 2, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&stop_cond);
 		pthread_mutex_unlock(&lock);
 		return;
@@ -588,7 +588,8 @@ void agent_sample_stop_async(void)
 	for (int i = 0; i < nctx; i++)
 		on |= ctxs[i].on == 1;
 	if (on) {
-		stop_req = 1;
+		/* read by launch hooks without the lock */
+		__atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
 		while (stop_req == 1 &&
 		       pthread_cond_timedwait(&stop_cond, &lock, &dl) == 0)
 			;
