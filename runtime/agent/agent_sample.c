@@ -602,6 +602,11 @@ void agent_sample_stop_async(void)
 
 void agent_sample_attach(void)
 {
+	/* a new tracer knows no kernel name yet, and its GLOBs may differ:
+	 * each kernel's name is sent again and matched again */
+	pthread_mutex_lock(&lock);
+	memset(cache, 0, sizeof(cache));
+	pthread_mutex_unlock(&lock);
 	__atomic_store_n(&stop_req, 0, __ATOMIC_RELEASE);
 }
 

@@ -7,7 +7,8 @@
 # PID`, a gpu:sample clause (the agent is injected and turns PC sampling
 # on at the next launch), `print @s`: the three stall reasons in the
 # ratio 3:2:1; `remove` (the agent detaches), `quit` with status 0; then
-# gputrace -p on the same process (the agent attached again); the
+# gputrace -p on the same process (the agent attached again; samples by
+# stall and by the kernel's name, which the new tracer learns); the
 # program goes on and every launch it made succeeded.  Without
 # GPUTRACE_SAMPLE_ATTACH=1, gpu:sample on a running process is refused.
 . tests/progs/agent_lib.sh
@@ -56,13 +57,16 @@ se=$(sed -n 's/^@s\[selected\]: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
 	[ $((ls)) = $((3 * se)) ] && [ $((ma)) = $((2 * se)) ] ||
 	{ cat "$T/log"; fail "@s: $ls $ma $se, not 3:2:1 whole runs"; }
 # -p, attaching again to the agent the prompt left (sampling on again)
-timeout -k 2 20 "$GT" -q -p $P -e 'gpu:sample:vadd { @s[stall] = sum(samples); }
+timeout -k 2 20 "$GT" -q -p $P -e 'gpu:sample:vadd { @s[stall] = sum(samples); @k[kernel] = count(); }
 interval:ms:800 { exit(); }' >"$T/p.out" 2>"$T/p.err" ||
 	{ cat "$T/p.out" "$T/p.err"; fail "gputrace -p"; }
 se=$(sed -n 's/^@s\[selected\]: \([0-9]*\).*/\1/p' "$T/p.out")
 ls=$(sed -n 's/^@s\[long_scoreboard\]: \([0-9]*\).*/\1/p' "$T/p.out")
 [ -n "$se" ] && [ "$se" -gt 0 ] && [ $((ls)) = $((3 * se)) ] ||
 	{ cat "$T/p.out" "$T/p.err"; fail "-p: @s $ls $se"; }
+# the kernel by its name: the new tracer is told each name again
+grep -q '^@k\[vadd\]: [1-9]' "$T/p.out" ||
+	{ cat "$T/p.out" "$T/p.err"; fail "-p: no @k[vadd] (the kernel's name not sent to a second tracer)"; }
 kill -0 $P 2>/dev/null || fail "the program died"
 # each detach turned sampling off on the program's launching thread
 grep -q "disabled on the agent's thread" "$T/prog.out" &&

@@ -155,10 +155,11 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	# cuBLAS's and PyTorch's kernels by name, a detach stops sampling on
 	# the loop's own thread, and the loop runs on to its end with the
 	# losses of a native run
-	python3 tests/gpu/sample_torch.py 3000 >"$T/anative" 2>&1 ||
-		fail "torch loop of 3000 steps does not run natively"
-	rm -f "$T/ready"
-	python3 tests/gpu/sample_torch.py 3000 "$T/ready" >"$T/aprog" 2>&1 &
+	# the loop runs until the cycles are done (a stop file), then a
+	# native run of as many steps gives the losses to compare
+	rm -f "$T/ready" "$T/stop"
+	python3 tests/gpu/sample_torch.py 10000000 "$T/ready" "$T/stop" \
+		>"$T/aprog" 2>&1 &
 	tp=$!
 	i=0
 	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
@@ -177,14 +178,18 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 			sed 's/^/    /' "$T/aerr" | tail -5
 		fi
 	done
+	: >"$T/stop"
 	i=0
 	while kill -0 $tp 2>/dev/null && [ $i -lt 1200 ]; do i=$((i + 1)); sleep 0.1; done
 	if kill -0 $tp 2>/dev/null; then
-		fail "torch -p (GPUTRACE_SAMPLE_ATTACH=1): the loop hung after the detach ($(grep -c '^loss' "$T/aprog") of 300 loss lines)"
+		fail "torch -p (GPUTRACE_SAMPLE_ATTACH=1): the loop hung after the detach and its stop file ($(grep -c '^loss' "$T/aprog") loss lines)"
 		kill -9 $tp
 	fi
 	wait $tp
 	trc=$?
+	last=$(sed -n 's/^loss \([0-9]*\) .*/\1/p' "$T/aprog" | tail -1)
+	python3 tests/gpu/sample_torch.py $((${last:-0} + 1)) >"$T/anative" 2>&1 ||
+		fail "torch loop of $((${last:-0} + 1)) steps does not run natively"
 	grep '^loss ' "$T/anative" >"$T/aloss.n"
 	grep '^loss ' "$T/aprog" >"$T/aloss.p"
 	if [ $ok = 3 ] && [ $trc -eq 0 ] && [ -s "$T/aloss.n" ] &&
