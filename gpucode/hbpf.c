@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gpucode/hbpf.h"
+#include "gpucode/hbpf_int.h"
 
 /* The helpers the agent offers (numbers of linux/bpf.h). */
 static const int helpers[] = {
@@ -217,22 +218,9 @@ int hbpf_verify(const struct hbpf_prog *p, int *helper, char *err,
 
 /* ------------------------------------------------------------ the run -- */
 
-struct run {
-	const struct hbpf_prog *p;
-	uint8_t *stack;			/* HBPF_STACK bytes, r10 at the end */
-	const uint8_t *ctx;
-	uint8_t *vals[HBPF_VALS];	/* map values handed out, ring order */
-	uint32_t vsize[HBPF_VALS];
-	int nvals;
-	/* the last one, checked inline: a program reads the value it just
-	 * looked up (a kernel name's 64 bytes, a count) */
-	uintptr_t last;
-	uint64_t lsize;
-};
-
 /* Host pointer for N bytes at ADDR, or NULL when no region holds them:
  * the context (read only) or a map value of this run. */
-static void *mem_other(struct run *r, uint64_t addr, uint64_t n, bool write)
+static void *mem_other(struct hbpf_run *r, uint64_t addr, uint64_t n, bool write)
 {
 	uint64_t c = (uintptr_t)r->ctx;
 
@@ -251,7 +239,7 @@ static void *mem_other(struct run *r, uint64_t addr, uint64_t n, bool write)
 
 /* Host pointer for N bytes at ADDR, or NULL when no region holds them. */
 static inline __attribute__((always_inline)) void *
-mem(struct run *r, uint64_t addr, uint64_t n, bool write)
+mem(struct hbpf_run *r, uint64_t addr, uint64_t n, bool write)
 {
 	uint64_t s = (uintptr_t)r->stack;
 
@@ -263,7 +251,7 @@ mem(struct run *r, uint64_t addr, uint64_t n, bool write)
 	return mem_other(r, addr, n, write);
 }
 
-static int map_of(const struct run *r, uint64_t reg)
+static int map_of(const struct hbpf_run *r, uint64_t reg)
 {
 	if ((reg & 0xffffffff00000000ull) != HBPF_MAP_TAG ||
 	    (uint32_t)reg >= (uint32_t)r->p->nmaps)
@@ -271,7 +259,24 @@ static int map_of(const struct run *r, uint64_t reg)
 	return (int)(uint32_t)reg;
 }
 
-static int call(struct run *r, const struct hbpf_ops *o, void *arg, int id,
+/* Map MI's value for KEY, made one of the run's regions. */
+static inline void *lookup(struct hbpf_run *r, const struct hbpf_ops *o,
+			   void *arg, int mi, const void *key)
+{
+	uint8_t *v = o->lookup ? o->lookup(arg, mi, key) : NULL;
+
+	if (v) {
+		int s = r->nvals++ % HBPF_VALS;
+
+		r->vals[s] = v;
+		r->vsize[s] = r->p->maps[mi].value_size;
+		r->last = (uintptr_t)v;
+		r->lsize = r->p->maps[mi].value_size;
+	}
+	return v;
+}
+
+static int call(struct hbpf_run *r, const struct hbpf_ops *o, void *arg, int id,
 		uint64_t *reg)
 {
 	const struct hbpf_map *m;
@@ -290,17 +295,7 @@ static int call(struct run *r, const struct hbpf_ops *o, void *arg, int id,
 		if (!a)
 			return -EFAULT;
 		if (id == BPF_FUNC_map_lookup_elem) {
-			uint8_t *v = o->lookup ? o->lookup(arg, mi, a) : NULL;
-
-			if (v) {
-				int s = r->nvals++ % HBPF_VALS;
-
-				r->vals[s] = v;
-				r->vsize[s] = m->value_size;
-				r->last = (uintptr_t)v;
-				r->lsize = m->value_size;
-			}
-			reg[0] = (uintptr_t)v;
+			reg[0] = (uintptr_t)lookup(r, o, arg, mi, a);
 		} else if (id == BPF_FUNC_map_update_elem) {
 			b = mem(r, reg[3], m->value_size, false);
 			if (!b)
@@ -508,8 +503,23 @@ static inline void store(void *a, uint64_t v, int n)
 		goto *lab[fast[in->code]];				\
 	} while (0)
 
-int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
-	     void *arg, const void *ctx, uint64_t *ret)
+/* A run taken over where another left it (hbpf_int_resume). */
+struct resume {
+	const struct hbpf_run *r;
+	const uint64_t *reg;
+	size_t pc;
+	long budget;
+};
+
+/*
+ * P on CTX, or from RS's state when RS is not NULL: its run, registers
+ * (copied: the run ends here) and stack.  One function for both, with
+ * the state in locals as a plain run has it, since it is not inlined
+ * (a computed goto) and a pointer to the state would cost each NEXT.
+ */
+static int interp(const struct hbpf_prog *p, const struct hbpf_ops *ops,
+		  void *arg, const void *ctx, uint64_t *ret,
+		  const struct resume *rs)
 {
 	/*
 	 * Bytes, not pointers: a launch's run starts with cold caches (the
@@ -547,17 +557,19 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 		[BPF_JMP | BPF_JNE | BPF_X] = JNE_X,
 		[BPF_ALU64 | BPF_RSH | BPF_K] = RSH_K,
 	};
-	uint64_t stack[HBPF_STACK / 8], reg[11] = { 0 };
+	uint64_t stack[HBPF_STACK / 8], reg[11];
 	const struct bpf_insn *v = p->insns, *in;
 	static const struct hbpf_ops none;
 	const size_t end = p->n;
 	size_t pc = 0;
 	long budget = HBPF_BUDGET;
 	uint64_t src, *d;
-	struct run r;
+	struct hbpf_run r;
 	void *a;
 	int n;
 
+	if (!ops)
+		ops = &none;
 	/* not the value ring: it is read only below nvals */
 	r.p = p;
 	r.stack = (uint8_t *)stack;
@@ -565,10 +577,15 @@ int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
 	r.nvals = 0;
 	r.last = 0;
 	r.lsize = 0;
-	if (!ops)
-		ops = &none;
+	memset(reg, 0, sizeof(reg));
 	reg[1] = (uintptr_t)ctx;
 	reg[10] = (uintptr_t)stack + HBPF_STACK;
+	if (__builtin_expect(rs != NULL, 0)) {
+		r = *rs->r;
+		memcpy(reg, rs->reg, sizeof(reg));
+		pc = rs->pc;
+		budget = rs->budget;
+	}
 	NEXT();
 
 	/* stack accesses checked against the stack only (mem) */
@@ -741,3 +758,49 @@ general: {
 	}
 }
 #undef NEXT
+
+int hbpf_run(const struct hbpf_prog *p, const struct hbpf_ops *ops,
+	     void *arg, const void *ctx, uint64_t *ret)
+{
+	return interp(p, ops, arg, ctx, ret, NULL);
+}
+
+int hbpf_int_run_on(const struct hbpf_prog *p, const struct hbpf_ops *ops,
+		    void *arg, const void *ctx, uint64_t *stack,
+		    uint64_t *ret)
+{
+	uint64_t reg[11] = { 0 };
+	struct hbpf_run r = {
+		.p = p, .stack = (uint8_t *)stack, .ctx = ctx,
+	};
+
+	reg[1] = (uintptr_t)ctx;
+	reg[10] = (uintptr_t)stack + HBPF_STACK;
+	return hbpf_int_resume(&r, ops, arg, reg, 0, HBPF_BUDGET, ret);
+}
+
+int hbpf_int_resume(struct hbpf_run *r, const struct hbpf_ops *o, void *arg,
+		    uint64_t *reg, size_t pc, long budget, uint64_t *ret)
+{
+	struct resume rs = { r, reg, pc, budget };
+
+	return interp(r->p, o, arg, r->ctx, ret, &rs);
+}
+
+/* Not inlined into the interpreter's handlers: wrappers of their own. */
+void *hbpf_int_mem(struct hbpf_run *r, uint64_t addr, uint64_t n, bool write)
+{
+	return mem(r, addr, n, write);
+}
+
+int hbpf_int_call(struct hbpf_run *r, const struct hbpf_ops *o, void *arg,
+		  int id, uint64_t *reg)
+{
+	return call(r, o, arg, id, reg);
+}
+
+void *hbpf_int_lookup(struct hbpf_run *r, const struct hbpf_ops *o,
+		      void *arg, int mi, const void *key)
+{
+	return lookup(r, o, arg, mi, key);
+}

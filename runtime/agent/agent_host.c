@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "gpucode/hbpf.h"
+#include "gpucode/hbpf_jit.h"
 #include "gpucode/kname.h"
 #include "runtime/agent/agent_hostcall.h"
 #include "runtime/agent/agent_priv.h"
@@ -78,6 +79,7 @@ struct hrun {
 struct hset {
 	struct hbpf_map *hmaps;
 	struct hbpf_prog *progs;	/* verified ones only */
+	struct hbpf_jit **jits;		/* each one's code; NULL: interpreted */
 	uint32_t *entry;
 	int nprogs;
 	bool by_entry[AGENT_HE_END_];
@@ -548,11 +550,21 @@ void agent_host_reset(void)
 	pthread_mutex_unlock(&host_lock);
 }
 
+/* GPUTRACE_HBPF_JIT=0: every program interpreted (the JIT's check). */
+static bool jit_wanted(void)
+{
+	const char *e = getenv("GPUTRACE_HBPF_JIT");
+
+	return !e || strcmp(e, "0");
+}
+
 void agent_host_init(void)
 {
 	const struct agent_config *c = &agent.cfg;
+	bool jit = jit_wanted();
 	struct hset *h;
 	char err[256];
+	int njit = 0;
 
 	if (!c->nhprogs)
 		return;
@@ -560,9 +572,10 @@ void agent_host_init(void)
 	if (h) {
 		h->hmaps = calloc(c->nhmaps, sizeof(*h->hmaps));
 		h->progs = calloc(c->nhprogs, sizeof(*h->progs));
+		h->jits = calloc(c->nhprogs, sizeof(*h->jits));
 		h->entry = calloc(c->nhprogs, sizeof(*h->entry));
 	}
-	if (!h || !h->hmaps || !h->progs || !h->entry) {
+	if (!h || !h->hmaps || !h->progs || !h->jits || !h->entry) {
 		agent_report("out of memory: host clauses do not run");
 		return;
 	}
@@ -590,6 +603,12 @@ void agent_host_init(void)
 			free(v);
 			continue;
 		}
+		/* native code when it compiles, else the interpreter */
+		if (jit && (h->jits[h->nprogs] = hbpf_jit_compile(p, &ops, err,
+								  sizeof(err))))
+			njit++;
+		else if (jit)
+			agent_debug("host clause %d interpreted: %s", i, err);
 		h->entry[h->nprogs++] = c->hprogs[i].entry;
 		h->by_entry[c->hprogs[i].entry] = true;
 	}
@@ -602,7 +621,8 @@ void agent_host_init(void)
 			break;
 	if (h->nglobs < c->nhglobs)
 		agent_report("out of memory: cuda:launch GLOBs match nothing");
-	agent_debug("%d host clauses run in the agent", h->nprogs);
+	agent_debug("%d host clauses run in the agent, %d as native code%s",
+		    h->nprogs, njit, jit ? "" : " (GPUTRACE_HBPF_JIT=0)");
 	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
 }
 
@@ -618,7 +638,8 @@ static void run_entry(const struct hset *h, uint32_t e, struct hrun *r,
 
 		if (h->entry[i] != e)
 			continue;
-		err = hbpf_run(&h->progs[i], &ops, r, regs, &ret);
+		err = h->jits[i] ? hbpf_jit_run(h->jits[i], r, regs, &ret) :
+		      hbpf_run(&h->progs[i], &ops, r, regs, &ret);
 		if (err)
 			agent_report_once("a host clause stopped: %s",
 					  err == -E2BIG ? "too many instructions" :

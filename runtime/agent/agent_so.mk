@@ -21,7 +21,7 @@ AGENT_SRCS := $(wildcard runtime/agent/agent_*.c) gpucode/fatbin.c \
 	gpucode/ptx_read.c gpucode/ptx_splice.c gpucode/ptx_mem.c \
 	gpucode/ptx_splice_mem.c \
 	gpucode/ptx_prune.c gpucode/devrt_host.c gpucode/agent_config.c \
-	gpucode/hbpf.c \
+	gpucode/hbpf.c gpucode/hbpf_jit.c \
 	runtime/zydis_load.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/pic/%.o)
 # fixed flags: an ASan build of the agent could not be preloaded into

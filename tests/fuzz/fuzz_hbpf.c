@@ -6,12 +6,17 @@
  * 72-byte kernel names value, the events ring) behind a small backend,
  * and a pt_regs-sized context.  A verified program must never touch
  * memory outside its stack, context and values (ASan), nor run forever.
+ * Then the JIT (gpucode/hbpf_jit.c) against the interpreter from the
+ * same state on one stack: the same error, r0, stack and maps, and no
+ * byte written around the stack; a difference aborts.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpucode/hbpf.h"
+#include "gpucode/hbpf_int.h"
+#include "gpucode/hbpf_jit.h"
 
 static const struct hbpf_map maps[] = {
 	{ 8, 8, false }, { 16, 8, false }, { 8, 16, false }, { 8, 72, false },
@@ -100,6 +105,48 @@ static const struct hbpf_ops ops = {
 	.pid_tgid = f_num, .uid_gid = f_num, .cpu = f_num, .comm = f_comm,
 };
 
+/* The stack between guards, as both runs see it. */
+struct arena {
+	uint64_t below[16];
+	uint64_t stack[HBPF_STACK / 8];
+	uint64_t above[16];
+};
+
+static void arena_init(struct arena *a)
+{
+	memset(a, 0xa5, sizeof(*a));
+	for (size_t i = 0; i < HBPF_STACK / 8; i++)
+		a->stack[i] = 0x0123456789abcdefull * (i + 1);
+}
+
+static void differ(const struct hbpf_prog *hp, struct backend *b,
+		   const uint64_t *ctx)
+{
+	static struct arena a, ai;
+	static struct backend b0, bi;
+	uint64_t ri = 0, rj = 0;
+	struct hbpf_jit *j;
+	char err[256];
+	int ei, ej;
+
+	j = hbpf_jit_compile(hp, &ops, err, sizeof(err));
+	if (!j)
+		abort();	/* every verified program compiles */
+	memset(b, 0, sizeof(*b));
+	b0 = *b;
+	arena_init(&a);
+	ei = hbpf_int_run_on(hp, &ops, b, ctx, a.stack, &ri);
+	ai = a;
+	bi = *b;
+	*b = b0;
+	arena_init(&a);
+	ej = hbpf_jit_run_on(j, b, ctx, a.stack, &rj);
+	hbpf_jit_free(j);
+	if (ei != ej || (!ei && ri != rj) || memcmp(&a, &ai, sizeof(a)) ||
+	    memcmp(b, &bi, sizeof(bi)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t n = size / sizeof(struct bpf_insn);
@@ -119,8 +166,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < 21; i++)
 		ctx[i] = 0x100 * (uint64_t)i + 1;
 	hp = (struct hbpf_prog){ p, n, maps, NMAPS, sizeof(ctx) };
-	if (!hbpf_verify(&hp, NULL, err, sizeof(err)))
+	if (!hbpf_verify(&hp, NULL, err, sizeof(err))) {
 		hbpf_run(&hp, &ops, b, ctx, &ret);
+		differ(&hp, b, ctx);
+	}
 	free(b);
 	free(p);
 	return 0;

@@ -15,9 +15,13 @@
 #include "compiler/emit.h"
 #include "gpucode/agent_proto.h"
 #include "gpucode/hbpf.h"
+#include "gpucode/hbpf_int.h"
+#include "gpucode/hbpf_jit.h"
 #include "unit.h"
 
 #define N(a)	(sizeof(a) / sizeof((a)[0]))
+
+static int jit_runs, jit_diffs;
 
 static const struct hbpf_map maps[] = {
 	{ 8, 8, false }, { 8, 16, false }, { 0, 0, true },
@@ -38,20 +42,121 @@ static int verify(const struct bpf_insn *v, size_t n)
 	return hbpf_verify(&p, NULL, err, sizeof(err));
 }
 
-/* Verify and run; r0 in *RET. */
+/* A one-entry-per-map backend: values in VALS, key ignored. */
+struct backend {
+	uint64_t vals[2][2];
+	bool have[2];
+	int updates;
+	char out[64];
+	uint64_t outlen;
+};
+
+/*
+ * The arena of a differential run: the stack between guards that no
+ * run may write, a context right after it (an access across the two is
+ * refused), and the backend's state ARG (ARGLEN bytes), restored before
+ * each run so that both see the same values at the same addresses.
+ */
+struct arena {
+	uint64_t below[32];
+	uint64_t stack[HBPF_STACK / 8];
+	uint64_t ctx[4];
+	uint64_t above[32];
+};
+
+static void arena_init(struct arena *a, const void *ctx)
+{
+	memset(a, 0xa5, sizeof(*a));
+	for (size_t i = 0; i < N(a->stack); i++)
+		a->stack[i] = 0x0123456789abcdefull * (i + 1);
+	if (ctx)
+		memcpy(a->ctx, ctx, sizeof(a->ctx));
+}
+
+/*
+ * P by the interpreter on the arena's stack, then by the JIT on the same
+ * stack from the same state: the same error, r0 and memory, or a line
+ * saying how they differ (counted in jit_diffs).  The JIT's state stays.
+ * CTX: the arena's, or another (when not NULL and ACTX is false).
+ */
+static int differ(const struct hbpf_prog *p, const struct hbpf_ops *o,
+		  void *arg, size_t arglen, const void *ctx, bool actx,
+		  uint64_t *ret)
+{
+	static struct arena a, ai;
+	static uint8_t before[4096], after[4096];
+	uint64_t r0i = 0xdead, r0j = 0xdead;
+	const void *c;
+	struct hbpf_jit *j;
+	char err[256];
+	int ei, ej;
+
+	j = hbpf_jit_compile(p, o, err, sizeof(err));
+	if (!j) {
+		printf("# jit: %s\n", err);
+		jit_diffs++;
+		return hbpf_run(p, o, arg, ctx, ret);
+	}
+	arena_init(&a, actx ? ctx : NULL);
+	c = actx ? (const void *)a.ctx : ctx;
+	if (arglen > sizeof(before))
+		abort();
+	if (arglen)
+		memcpy(before, arg, arglen);
+	ei = hbpf_int_run_on(p, o, arg, c, a.stack, &r0i);
+	ai = a;
+	if (arglen) {
+		memcpy(after, arg, arglen);
+		memcpy(arg, before, arglen);
+	}
+	arena_init(&a, actx ? ctx : NULL);
+	ej = hbpf_jit_run_on(j, arg, c, a.stack, &r0j);
+	jit_runs++;
+	if (ei != ej || (!ei && r0i != r0j) || memcmp(&a, &ai, sizeof(a)) ||
+	    (arglen && memcmp(after, arg, arglen))) {
+		printf("# jit differs: %d r0 %#llx, interpreter %d r0 %#llx%s%s\n",
+		       ej, (unsigned long long)r0j, ei,
+		       (unsigned long long)r0i,
+		       memcmp(&a, &ai, sizeof(a)) ? ", memory" : "",
+		       arglen && memcmp(after, arg, arglen) ? ", maps" : "");
+		jit_diffs++;
+	}
+	hbpf_jit_free(j);
+	if (!ej)
+		*ret = r0j;
+	return ej;
+}
+
+/* Verify and run; r0 in *RET.  The interpreter (hbpf_run), then both
+ * again from the same state (differ), whose results must agree. */
 static int run(const struct bpf_insn *v, size_t n, const struct hbpf_ops *o,
 	       void *arg, const void *ctx, uint64_t *ret)
 {
 	struct hbpf_prog p = prog(v, n);
+	size_t arglen = arg ? sizeof(struct backend) : 0;
+	static uint8_t before[sizeof(struct backend)];
+	uint64_t r0 = 0xdead, r1 = 0xdead;
 	char err[256];
-	int e = hbpf_verify(&p, NULL, err, sizeof(err));
+	int e = hbpf_verify(&p, NULL, err, sizeof(err)), e1;
 
 	if (e) {
 		printf("# verify: %s\n", err);
 		return e;
 	}
+	if (arglen)
+		memcpy(before, arg, arglen);
+	e = hbpf_run(&p, o, arg, ctx, &r0);
+	if (arglen)
+		memcpy(arg, before, arglen);
+	e1 = differ(&p, o, arg, arglen, ctx, false, &r1);
+	if (e != e1 || (!e && r0 != r1)) {
+		printf("# hbpf_run %d, on a given stack %d\n", e, e1);
+		jit_diffs++;
+	}
 	*ret = 0xdead;
-	return hbpf_run(&p, o, arg, ctx, ret);
+	if (!e)
+		*ret = r0;
+	return e;
 }
 
 static void test_verify(void)
@@ -161,8 +266,16 @@ static void test_alu(void)
 		I_JMP_IMM(BPF_JSET, 3, -1, 1), I_ALU64_IMM(BPF_ADD, 0, 16),
 		I_EXIT(),
 	};
+	/* a 32-bit shift by a register holding 32 (0 once masked) */
+	const struct bpf_insn sh0[] = {
+		I_LD64_LO(0, 0, 0xffffffff00000005ull),
+		I_LD64_HI(0xffffffff00000005ull), I_MOV64_IMM(4, 32),
+		I_ALU32_REG(BPF_LSH, 0, 4), I_EXIT(),
+	};
 	uint64_t r;
 
+	CHECK(!run(sh0, N(sh0), NULL, NULL, NULL, &r) && r == 5,
+	      "alu/32-bit shift by 0 zero-extended");
 	CHECK(!run(fast, N(fast), NULL, NULL, NULL, &r) && r == 10,
 	      "alu/rsh, jset, jeq and jne of registers");
 	CHECK(!run(div0, N(div0), NULL, NULL, NULL, &r) && r == 0,
@@ -186,15 +299,6 @@ static void test_alu(void)
 	CHECK(!run(loop, N(loop), NULL, NULL, NULL, &r) && r == 55,
 	      "jump/bounded loop");
 }
-
-/* A one-entry-per-map backend: values in VALS, key ignored. */
-struct backend {
-	uint64_t vals[2][2];
-	bool have[2];
-	int updates;
-	char out[64];
-	uint64_t outlen;
-};
 
 static void *b_lookup(void *arg, int map, const void *key)
 {
@@ -438,11 +542,530 @@ static void test_config(void)
 	unlink(path);
 }
 
+/* ------------------------------------------------------------- JIT -- */
+
+/* The random programs' backend: every helper, answers that depend on
+ * the arguments, so that a wrong argument shows in the maps or r0. */
+struct rback {
+	uint64_t vals[3][2];
+	uint64_t calls;
+	uint64_t out[8];
+	uint64_t outlen;
+};
+
+static void *r_lookup(void *arg, int map, const void *key)
+{
+	struct rback *b = arg;
+	uint8_t k;
+
+	memcpy(&k, key, 1);
+	b->calls++;
+	return (k & 3) == 3 ? NULL : b->vals[map];
+}
+
+static long r_update(void *arg, int map, const void *key, const void *val,
+		     uint64_t flags)
+{
+	struct rback *b = arg;
+
+	memcpy(b->vals[map], val, maps[map].value_size);
+	b->calls += flags;
+	return flags & 1 ? -E2BIG : 0;
+}
+
+static long r_del(void *arg, int map, const void *key)
+{
+	((struct rback *)arg)->calls += 3;
+	return -ENOENT;
+}
+
+static long r_output(void *arg, int map, const void *data, uint64_t size)
+{
+	struct rback *b = arg;
+
+	b->outlen = size;
+	memcpy(b->out, data, size < sizeof(b->out) ? size : sizeof(b->out));
+	return size & 1;
+}
+
+static long r_read(void *arg, void *dst, uint32_t n, uint64_t src)
+{
+	memset(dst, (int)(src & 0xff), n);
+	return src ? 0 : -EFAULT;
+}
+
+static long r_read_str(void *arg, void *dst, uint32_t n, uint64_t src)
+{
+	if (!n)
+		return 0;
+	memset(dst, 'a', n - 1);
+	((char *)dst)[n - 1] = 0;
+	return n;
+}
+
+static uint64_t r_num(void *arg)
+{
+	return ++((struct rback *)arg)->calls * 1000 + 7;
+}
+
+static long r_comm(void *arg, void *dst, uint32_t n)
+{
+	memset(dst, 'c', n);
+	return n;
+}
+
+static const struct hbpf_ops rops = {
+	.lookup = r_lookup, .update = r_update, .del = r_del,
+	.output = r_output, .read_user = r_read, .read_user_str = r_read_str,
+	.ktime = r_num, .pid_tgid = r_num, .uid_gid = r_num, .cpu = r_num,
+	.comm = r_comm,
+};
+
+static uint64_t rnd_s = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_s ^= rnd_s << 13;
+	rnd_s ^= rnd_s >> 7;
+	rnd_s ^= rnd_s << 17;
+	return rnd_s;
+}
+
+static int32_t rnd_imm(void)
+{
+	static const int32_t k[] = {
+		0, 1, -1, 2, 7, 8, 16, 31, 32, 33, 63, 64, 255, 0x7fff,
+		0x7fffffff, INT32_MIN, -8, -512, 0x40000000,
+	};
+
+	return rnd() % 3 ? k[rnd() % N(k)] : (int32_t)rnd();
+}
+
+/* A base register and offset for an access of SIZE: the stack mostly,
+ * the context (r6), a value (r0), anything. */
+static void rnd_mem(int *base, int16_t *off, int size)
+{
+	switch (rnd() % 8) {
+	case 0: case 1: case 2: case 3:
+		*base = 10;
+		*off = -(int16_t)(rnd() % 66) * 8 + (rnd() % 4 ? 0 :
+						       (int16_t)(rnd() % 8));
+		if (!(rnd() % 8))
+			*off = (int16_t)rnd() % 600 - 540;
+		break;
+	case 4:
+		*base = 6;
+		*off = (int16_t)(rnd() % 48) - 8;
+		break;
+	case 5: case 6:
+		*base = 0;
+		*off = (int16_t)(rnd() % 24) - (int16_t)(rnd() % 4 ? 0 : 4);
+		break;
+	default:
+		*base = (int)(rnd() % 11);
+		*off = (int16_t)rnd() % 64;
+	}
+	(void)size;
+}
+
+/* A helper call with its arguments set up (mostly sensible ones). */
+static int rnd_call(struct bpf_insn *v)
+{
+	static const int id[] = {
+		BPF_FUNC_map_lookup_elem, BPF_FUNC_map_update_elem,
+		BPF_FUNC_map_delete_elem, BPF_FUNC_ringbuf_output,
+		BPF_FUNC_probe_read_user, BPF_FUNC_probe_read_user_str,
+		BPF_FUNC_get_current_comm, BPF_FUNC_ktime_get_ns,
+		BPF_FUNC_get_current_pid_tgid, BPF_FUNC_get_current_uid_gid,
+		BPF_FUNC_get_smp_processor_id,
+	};
+	int f = id[rnd() % N(id)], n = 0;
+	uint32_t m = rnd() % 3;
+
+	if (rnd() % 4)
+		m = f == BPF_FUNC_ringbuf_output ? 2 : rnd() % 2;
+
+	if (f <= BPF_FUNC_map_delete_elem || f == BPF_FUNC_ringbuf_output) {
+		struct bpf_insn ld[] = {
+			I_LD64_LO(1, BPF_PSEUDO_MAP_FD, m), I_LD64_HI(0),
+		};
+
+		if (rnd() % 8) {
+			v[n++] = ld[0];
+			v[n++] = ld[1];
+		}
+		v[n++] = (struct bpf_insn)I_MOV64_REG(2, 10);
+		v[n++] = (struct bpf_insn)I_ALU64_IMM(BPF_ADD, 2,
+			-(int32_t)(rnd() % 9) * 8 - (rnd() % 8 ? 8 : 0));
+		v[n++] = (struct bpf_insn)I_MOV64_REG(3, 10);
+		v[n++] = (struct bpf_insn)I_ALU64_IMM(BPF_ADD, 3,
+			-(int32_t)(rnd() % 9) * 8 - 16);
+		if (f == BPF_FUNC_ringbuf_output)
+			v[n++] = (struct bpf_insn)I_MOV64_IMM(3, rnd() % 40);
+		v[n++] = (struct bpf_insn)I_MOV64_IMM(4, rnd() % 3);
+	} else if (f == BPF_FUNC_probe_read_user ||
+		   f == BPF_FUNC_probe_read_user_str ||
+		   f == BPF_FUNC_get_current_comm) {
+		v[n++] = (struct bpf_insn)I_MOV64_REG(1, rnd() % 4 ? 10 : 0);
+		v[n++] = (struct bpf_insn)I_ALU64_IMM(BPF_ADD, 1,
+			-(int32_t)(rnd() % 12) * 8);
+		v[n++] = (struct bpf_insn)I_MOV64_IMM(2, rnd() % 40);
+		v[n++] = (struct bpf_insn)I_MOV64_IMM(3, rnd_imm());
+	}
+	v[n++] = (struct bpf_insn)I_CALL(f);
+	return n;
+}
+
+/*
+ * A random program of at most MAX slots (MAX >= 48), ending in an exit;
+ * LOOPS: backward jumps too.  Jumps get their targets at the end.  The
+ * verifier decides whether it is one.
+ */
+static size_t rnd_prog(struct bpf_insn *v, size_t max, bool loops)
+{
+	static const uint8_t alu[] = {
+		BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_OR, BPF_AND, BPF_LSH,
+		BPF_RSH, BPF_NEG, BPF_MOD, BPF_XOR, BPF_MOV, BPF_ARSH, BPF_END,
+	};
+	static const uint8_t jmp[] = {
+		BPF_JEQ, BPF_JGT, BPF_JGE, BPF_JSET, BPF_JNE, BPF_JSGT,
+		BPF_JSGE, BPF_JLT, BPF_JLE, BPF_JSLT, BPF_JSLE, BPF_JA,
+	};
+	static const uint8_t sz[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+	size_t n = 0, want = 4 + rnd() % (max - 24);
+
+	if (rnd() % 4)
+		v[n++] = (struct bpf_insn)I_MOV64_REG(6, 1);
+	while (n < want) {
+		uint8_t op, c;
+		int base, r = rnd() % 10;
+		int16_t off;
+
+		switch (rnd() % 20) {
+		case 0: case 1: case 2: case 3: case 4:
+			op = alu[rnd() % N(alu)];
+			c = (rnd() % 2 ? BPF_ALU64 : BPF_ALU) | op |
+			    (rnd() % 2 ? BPF_X : BPF_K);
+			if (op == BPF_NEG)
+				c &= ~BPF_X;
+			if (op == BPF_END)
+				c = BPF_ALU | BPF_END |
+				    (rnd() % 2 ? BPF_X : BPF_K);
+			v[n++] = (struct bpf_insn)I_RAW(c, r,
+				BPF_SRC(c) == BPF_X ? rnd() % 11 : 0, 0,
+				op == BPF_END ? 16 << rnd() % 3 : rnd_imm());
+			break;
+		case 5: case 6:
+			v[n++] = (struct bpf_insn)I_MOV64_IMM(r, rnd_imm());
+			break;
+		case 7: case 8:
+			c = sz[rnd() % 4];
+			rnd_mem(&base, &off, c);
+			v[n++] = (struct bpf_insn)I_RAW(BPF_LDX | BPF_MEM | c,
+				r, base, off, 0);
+			break;
+		case 9: case 10:
+			c = sz[rnd() % 4];
+			rnd_mem(&base, &off, c);
+			if (rnd() % 2)
+				v[n++] = (struct bpf_insn)I_RAW(BPF_ST |
+					BPF_MEM | c, base, 0, off, rnd_imm());
+			else
+				v[n++] = (struct bpf_insn)I_RAW(BPF_STX |
+					BPF_MEM | c, base, rnd() % 11, off, 0);
+			break;
+		case 11:
+			rnd_mem(&base, &off, 8);
+			v[n++] = (struct bpf_insn)I_RAW(BPF_STX | BPF_ATOMIC |
+				(rnd() % 2 ? BPF_DW : BPF_W), base,
+				rnd() % 11, off & ~3,
+				BPF_ADD | (rnd() % 2 ? BPF_FETCH : 0));
+			break;
+		case 12: {
+			uint64_t k = rnd() % 2 ? rnd() : (uint64_t)rnd_imm();
+			struct bpf_insn ld[] = {
+				I_LD64_LO(r, 0, k), I_LD64_HI(k),
+			};
+
+			v[n++] = ld[0];
+			v[n++] = ld[1];
+			break;
+		}
+		case 13: case 14:
+			n += rnd_call(&v[n]);
+			break;
+		case 15: case 16: case 17:
+			op = jmp[rnd() % N(jmp)];
+			c = op != BPF_JA && rnd() % 3 == 0 ? BPF_JMP32 : BPF_JMP;
+			c |= op | (op != BPF_JA && rnd() % 2 ? BPF_X : BPF_K);
+			/* the target's slot in off, fixed below */
+			v[n] = (struct bpf_insn)I_RAW(c, op == BPF_JA ? 0 : r,
+				BPF_SRC(c) == BPF_X ? rnd() % 11 : 0, 0,
+				op == BPF_JA ? 0 : rnd_imm());
+			v[n].off = (int16_t)(rnd() % 16);
+			if (loops && rnd() % 3 == 0)
+				v[n].off = -(int16_t)(rnd() % 8) - 1;
+			n++;
+			break;
+		case 18:
+			v[n++] = (struct bpf_insn)I_EXIT();
+			break;
+		default:
+			v[n++] = (struct bpf_insn)I_MOV64_REG(r, rnd() % 11);
+		}
+	}
+	v[n++] = (struct bpf_insn)I_EXIT();
+	/* forward jumps: OFF slots ahead, at most to the exit */
+	for (size_t pc = 0; pc < n; pc++) {
+		uint8_t cls = BPF_CLASS(v[pc].code), op = BPF_OP(v[pc].code);
+
+		if (v[pc].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			pc++;
+			continue;
+		}
+		if ((cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL &&
+		    op != BPF_EXIT && v[pc].off > 0 &&
+		    pc + 1 + v[pc].off >= n)
+			v[pc].off = (int16_t)(n - 2 - pc);
+	}
+	return n;
+}
+
+/* 0 ends, 1 -EFAULT, 2 -E2BIG, 3 -EINVAL */
+static int kind(int e)
+{
+	return e == 0 ? 0 : e == -EFAULT ? 1 : e == -E2BIG ? 2 : 3;
+}
+
+/* Thousands of random programs the verifier accepts, both ways. */
+static void test_jit_random(void)
+{
+	static struct bpf_insn v[96];
+	int kinds[4] = { 0 }, ok = 0, tried = 0, d0 = jit_diffs;
+	static const uint64_t ctx[4] = { 0x1111, 0x2222, 0x3333, 0x4444 };
+
+	while (ok < 6000 && tried < 400000) {
+		size_t n = rnd_prog(v, N(v), !(tried % 16));
+		struct hbpf_prog p = prog(v, n);
+		struct rback b = {
+			{ { 1, 2 }, { 3, 4 }, { 5, 6 } }, 0, { 0 }, 0,
+		};
+		uint64_t r;
+		int e;
+
+		tried++;
+		if (hbpf_verify(&p, NULL, NULL, 0))
+			continue;
+		ok++;
+		/* every eighth without a context: no unchecked reads then */
+		e = differ(&p, &rops, &b, sizeof(b), ok % 8 ? ctx : NULL,
+			   ok % 8, &r);
+		kinds[kind(e)]++;
+	}
+	printf("# %d random programs of %d verified: %d ran to the end, "
+	       "%d -EFAULT, %d -E2BIG, %d -EINVAL\n", ok, tried, kinds[0],
+	       kinds[1], kinds[2], kinds[3]);
+	CHECK(ok == 6000 && jit_diffs == d0 && kinds[0] > 400 &&
+	      kinds[1] > 100 && kinds[2] > 10 && kinds[3] > 10,
+	      "jit/random verified programs as the interpreter runs them");
+}
+
+/*
+ * The budget's edge: N rounds of a 3-instruction loop after PAD
+ * instructions, then a store and a store below the stack.  Around the
+ * N where the budget ends between the two, the outcome and the stack
+ * must be the interpreter's: the JIT counts a block at its start, and
+ * hands a block that would pass the budget to the interpreter.
+ */
+static void test_jit_budget(void)
+{
+	int kinds[4] = { 0 }, d0 = jit_diffs;
+
+	for (int pad = 1; pad <= 3; pad++) {
+		for (int32_t n = 333329; n <= 333334; n++) {
+			struct bpf_insn v[16];
+			size_t k = 0;
+			uint64_t r;
+			int e;
+
+			v[k++] = (struct bpf_insn)I_MOV64_IMM(1, n);
+			for (int i = 1; i < pad; i++)
+				v[k++] = (struct bpf_insn)I_MOV64_IMM(0, i);
+			v[k++] = (struct bpf_insn)I_ALU64_IMM(BPF_SUB, 1, 1);
+			v[k++] = (struct bpf_insn)I_JMP_IMM(BPF_JEQ, 1, 0, 1);
+			v[k++] = (struct bpf_insn)I_JA(-3);
+			v[k++] = (struct bpf_insn)I_ST(BPF_DW, 10, -8, 7);
+			v[k++] = (struct bpf_insn)I_ST(BPF_DW, 10, -520, 1);
+			v[k++] = (struct bpf_insn)I_EXIT();
+			{
+				struct hbpf_prog p = prog(v, k);
+
+				e = differ(&p, NULL, NULL, 0, NULL, false, &r);
+			}
+			kinds[kind(e)]++;
+		}
+	}
+	CHECK(jit_diffs == d0 && kinds[1] && kinds[2],
+	      "jit/a run ending at the budget's edge (fault or -E2BIG)");
+	/* a loop of exactly HBPF_BUDGET instructions ends; one more not:
+	 * 2 + PAD + 3 N + 1 instructions */
+	for (int pad = 1; pad <= 2; pad++) {
+		int32_t n = (HBPF_BUDGET - 4) / 3;
+		struct bpf_insn v[8];
+		struct hbpf_prog p;
+		uint64_t r = 0;
+		size_t k = 0;
+		int e;
+
+		v[k++] = (struct bpf_insn)I_MOV64_IMM(0, 0);
+		v[k++] = (struct bpf_insn)I_MOV64_IMM(1, n);
+		for (int i = 0; i < pad; i++)
+			v[k++] = (struct bpf_insn)I_MOV64_IMM(2, i);
+		v[k++] = (struct bpf_insn)I_ALU64_IMM(BPF_ADD, 0, 1);
+		v[k++] = (struct bpf_insn)I_ALU64_IMM(BPF_SUB, 1, 1);
+		v[k++] = (struct bpf_insn)I_JMP_IMM(BPF_JNE, 1, 0, -3);
+		v[k++] = (struct bpf_insn)I_EXIT();
+		p = prog(v, k);
+		e = differ(&p, NULL, NULL, 0, NULL, false, &r);
+		CHECK(jit_diffs == d0 && (pad == 2 ? e == -E2BIG :
+					  !e && r == (uint64_t)n),
+		      pad == 2 ? "jit/budget: one instruction too many" :
+				 "jit/budget: HBPF_BUDGET instructions");
+	}
+}
+
+struct lback {
+	uint64_t names[9];	/* .cuda_names: key[64], bits */
+	uint64_t count;
+};
+
+static void *l_lookup(void *arg, int map, const void *key)
+{
+	struct lback *b = arg;
+
+	return map == 3 ? (void *)b->names : map == 0 ? &b->count : NULL;
+}
+
+static const struct hbpf_ops lops = { .lookup = l_lookup };
+
+/* What codegen sends for `cuda:launch { @[kernel] = count(); }`. */
+static void test_jit_launch(void)
+{
+	static const struct bpf_insn v[] = {
+		I_RAW(0xbf,6,1,0,0),
+		I_RAW(0x79,1,6,112,0),
+		I_RAW(0x7b,10,1,-8,0),
+		I_RAW(0x18,1,1,0,(int32_t)0x3),
+		I_RAW(0, 0, 0, 0,(int32_t)0x0),
+		I_RAW(0xbf,2,10,0,0),
+		I_RAW(0x7,2,0,0,-8),
+		I_RAW(0x85,0,0,0,1),
+		I_RAW(0x7b,10,0,-16,0),
+		I_RAW(0x15,0,0,5,(int32_t)0x0),
+		I_RAW(0x79,0,0,64,0),
+		I_RAW(0x45,0,0,1,(int32_t)0x40000000),
+		I_RAW(0x05,0,0,2,0),
+		I_RAW(0xb7,0,0,0,0),
+		I_RAW(0x95,0,0,0,0),
+		I_RAW(0xb7,0,0,0,1),
+		I_RAW(0x7b,10,0,-24,0),
+		I_RAW(0x79,0,10,-16,0),
+		I_RAW(0x15,0,0,17,(int32_t)0x0),
+		I_RAW(0x79,1,0,0,0),
+		I_RAW(0x7b,10,1,-88,0),
+		I_RAW(0x79,1,0,8,0),
+		I_RAW(0x7b,10,1,-80,0),
+		I_RAW(0x79,1,0,16,0),
+		I_RAW(0x7b,10,1,-72,0),
+		I_RAW(0x79,1,0,24,0),
+		I_RAW(0x7b,10,1,-64,0),
+		I_RAW(0x79,1,0,32,0),
+		I_RAW(0x7b,10,1,-56,0),
+		I_RAW(0x79,1,0,40,0),
+		I_RAW(0x7b,10,1,-48,0),
+		I_RAW(0x79,1,0,48,0),
+		I_RAW(0x7b,10,1,-40,0),
+		I_RAW(0x79,1,0,56,0),
+		I_RAW(0x7b,10,1,-32,0),
+		I_RAW(0x05,0,0,16,0),
+		I_RAW(0x62,10,0,-88,1852534389),
+		I_RAW(0x62,10,0,-84,7239535),
+		I_RAW(0x62,10,0,-80,0),
+		I_RAW(0x62,10,0,-76,0),
+		I_RAW(0x62,10,0,-72,0),
+		I_RAW(0x62,10,0,-68,0),
+		I_RAW(0x62,10,0,-64,0),
+		I_RAW(0x62,10,0,-60,0),
+		I_RAW(0x62,10,0,-56,0),
+		I_RAW(0x62,10,0,-52,0),
+		I_RAW(0x62,10,0,-48,0),
+		I_RAW(0x62,10,0,-44,0),
+		I_RAW(0x62,10,0,-40,0),
+		I_RAW(0x62,10,0,-36,0),
+		I_RAW(0x62,10,0,-32,0),
+		I_RAW(0x62,10,0,-28,0),
+		I_RAW(0x18,1,1,0,(int32_t)0x0),
+		I_RAW(0, 0, 0, 0,(int32_t)0x0),
+		I_RAW(0xbf,2,10,0,0),
+		I_RAW(0x7,2,0,0,-88),
+		I_RAW(0x85,0,0,0,1),
+		I_RAW(0x15,0,0,4,(int32_t)0x0),
+		I_RAW(0x79,1,0,0,0),
+		I_RAW(0x7,1,0,0,1),
+		I_RAW(0x7b,0,1,0,0),
+		I_RAW(0x05,0,0,10,0),
+		I_RAW(0x79,1,10,-24,0),
+		I_RAW(0x7a,10,0,-96,1),
+		I_RAW(0x18,1,1,0,(int32_t)0x0),
+		I_RAW(0, 0, 0, 0,(int32_t)0x0),
+		I_RAW(0xbf,2,10,0,0),
+		I_RAW(0x7,2,0,0,-88),
+		I_RAW(0xbf,3,10,0,0),
+		I_RAW(0x7,3,0,0,-96),
+		I_RAW(0xb7,4,0,0,0),
+		I_RAW(0x85,0,0,0,2),
+		I_RAW(0xb7,0,0,0,0),
+		I_RAW(0x95,0,0,0,0)
+	};
+	static const struct hbpf_map lm[] = {
+		{ 64, 8, false }, { 8, 8, false }, { 8, 8, false },
+		{ 8, 72, false },
+	};
+	struct hbpf_prog p = { v, N(v), lm, (int)N(lm), 168 };
+	static struct lback b = { { 0x6c656e72656bull }, 0 };
+	uint64_t ctx[21] = { 0 }, r = 0;
+	struct hbpf_jit *j;
+	char err[256];
+	int e = 0, d0 = jit_diffs;
+
+	j = hbpf_jit_compile(&p, &lops, err, sizeof(err));
+	CHECK(j && hbpf_jit_size(j) < 2048,
+	      "jit/the @[kernel] program in under 2 KB of code");
+	if (j)
+		printf("# %zu instructions: %zu bytes\n", N(v),
+		       hbpf_jit_size(j));
+	hbpf_jit_free(j);
+	for (int i = 0; i < 3 && !e; i++) {
+		ctx[14] = i;
+		e = differ(&p, &lops, &b, sizeof(b), ctx, false, &r);
+	}
+	b.names[8] = 1u << 30;	/* the agent's own kernel: skipped */
+	if (!e)
+		e = differ(&p, &lops, &b, sizeof(b), ctx, false, &r);
+	CHECK(!e && b.count == 3 && jit_diffs == d0,
+	      "jit/the @[kernel] program counts as the interpreter does");
+}
+
 int main(void)
 {
 	test_verify();
 	test_alu();
 	test_memory();
 	test_config();
+	CHECK(jit_runs > 20 && !jit_diffs,
+	      "jit/every program above as the interpreter runs it");
+	test_jit_random();
+	test_jit_budget();
+	test_jit_launch();
 	return unit_failed;
 }
