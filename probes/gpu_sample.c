@@ -262,15 +262,3 @@ const struct provider provider_gpu_sample = {
 	.attach = uprobe_attach,
 	.detach = uprobe_detach,
 };
-
-int gpu_sample_attach_check(int nsample)
-{
-	const char *e = getenv("GPUTRACE_SAMPLE_ATTACH");
-
-	if (nsample <= 0 || (e && !strcmp(e, "1")))
-		return 0;
-	fputs("gputrace: gpu:sample needs the process started by gputrace "
-	      "(-c): stopping PC sampling in a running process left it hung "
-	      "on an H100 (docs/gpu-sample.md)\n", stderr);
-	return -EPERM;
-}

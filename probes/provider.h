@@ -231,12 +231,6 @@ int cuda_match_prepare(struct gt_object *obj, char *err, size_t errlen);
 bool gpu_sample_probe(const char *text);
 int gpu_sample_globs(const struct gt_object *obj, const char *const **globs,
 		     uint32_t *period);
-/*
- * gpu:sample on a process that runs already (-p, the prompt's attach):
- * refused, after one message, unless GPUTRACE_SAMPLE_ATTACH=1
- * (docs/gpu-sample.md says why).  0 or -EPERM.
- */
-int gpu_sample_attach_check(int nsample);
 
 /*
  * Attach PROG_FD to the perf event PFD (P takes the fd) through a BPF

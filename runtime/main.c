@@ -621,8 +621,6 @@ int main(int argc, char **argv)
 	}
 	ncomplete = cuda_complete_globs(&obj, &cglobs);
 	nsample = gpu_sample_globs(&obj, &sglobs, &speriod);
-	if (sopts.pid && !dry_run && gpu_sample_attach_check(nsample))
-		goto out;
 	/* cuda: clauses the agent runs in the target (docs/hostpath.md) */
 	if (ac) {
 		host_maps = calloc(u->nmaps + 1, sizeof(*host_maps));

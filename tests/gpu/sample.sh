@@ -12,10 +12,9 @@
 #     duration(stream_scale) / duration(fma_chain);
 #   - with torch (python3 -c 'import torch', a GPU): a small training
 #     loop under -c: a cuBLAS GEMM and PyTorch's own kernels (at::native)
-#     have samples, the losses are identical to a native run; -p on a
-#     running loop is refused with its reason and the loop ends normally;
-#     with GPUTRACE_SAMPLE_ATTACH=1, three -p cycles on one loop sample
-#     its kernels by name and the loop ends with the native losses.
+#     have samples, the losses are identical to a native run; three -p
+#     cycles on one running loop sample its kernels by name and the loop
+#     ends with the native losses.
 # Prints PASS/FAIL per check; exit 0 when all pass, 1 otherwise, 77
 # without nvcc.
 GT=${GPUTRACE:-build/gputrace}
@@ -131,27 +130,7 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	[ -n "$a" ] && pass "torch: PyTorch's kernels have samples: $a" ||
 		{ fail "torch: no at::native kernel sampled"; sed 's/^/    /' "$T/tk"; }
 
-	# -p: refused on a running process (stopping PC sampling there hung
-	# the loop, docs/gpu-sample.md); the loop runs on to its end
-	python3 tests/gpu/sample_torch.py 300 "$T/ready" >"$T/pprog" 2>&1 &
-	tp=$!
-	i=0
-	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
-	timeout -k 5 60 "$GT" -q -p $tp -e 'gpu:sample { @t[kernel] = sum(samples); }' \
-		</dev/null >"$T/pout" 2>"$T/perr"
-	rc=$?
-	wait $tp
-	trc=$?
-	if [ $rc -ne 0 ] && grep -q 'gpu:sample needs the process started by gputrace' "$T/perr" &&
-	   [ $trc -eq 0 ]; then
-		pass "torch -p: refused with its reason, the loop ended normally"
-	else
-		fail "torch -p: gputrace status $rc, the loop's $trc"
-		sed 's/^/    /' "$T/perr" | tail -5
-	fi
-
-	# -p with GPUTRACE_SAMPLE_ATTACH=1 (for lifting the refusal): three
-	# attach/detach cycles of 2 s on one running loop; each sees
+	# -p: three attach/detach cycles of 2 s on one running loop; each sees
 	# cuBLAS's and PyTorch's kernels by name, a detach stops sampling on
 	# the loop's own thread, and the loop runs on to its end with the
 	# losses of a native run
@@ -165,7 +144,7 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
 	ok=0
 	for c in 1 2 3; do
-		GPUTRACE_SAMPLE_ATTACH=1 timeout -k 5 60 "$GT" -q -p $tp -e \
+		timeout -k 5 60 "$GT" -q -p $tp -e \
 			'gpu:sample { @t[kernel] = sum(samples); } interval:s:2 { exit(); }' \
 			</dev/null >"$T/aout" 2>"$T/aerr"
 		rc=$?
@@ -182,7 +161,7 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	i=0
 	while kill -0 $tp 2>/dev/null && [ $i -lt 1200 ]; do i=$((i + 1)); sleep 0.1; done
 	if kill -0 $tp 2>/dev/null; then
-		fail "torch -p (GPUTRACE_SAMPLE_ATTACH=1): the loop hung after the detach and its stop file ($(grep -c '^loss' "$T/aprog") loss lines)"
+		fail "torch -p: the loop hung after the detach and its stop file ($(grep -c '^loss' "$T/aprog") loss lines)"
 		kill -9 $tp
 	fi
 	wait $tp
@@ -194,9 +173,9 @@ gpu:sample { @t[kernel] = sum(samples); }' </dev/null >"$T/tout" 2>"$T/terr"
 	grep '^loss ' "$T/aprog" >"$T/aloss.p"
 	if [ $ok = 3 ] && [ $trc -eq 0 ] && [ -s "$T/aloss.n" ] &&
 	   cmp -s "$T/aloss.n" "$T/aloss.p"; then
-		pass "torch -p (GPUTRACE_SAMPLE_ATTACH=1): 3 cycles sampled cuBLAS's and PyTorch's kernels, the loop's $(grep -c '^loss' "$T/aprog") losses identical to native"
+		pass "torch -p: 3 cycles sampled cuBLAS's and PyTorch's kernels, the loop's $(grep -c '^loss' "$T/aprog") losses identical to native"
 	else
-		fail "torch -p (GPUTRACE_SAMPLE_ATTACH=1): $ok of 3 cycles, the loop's status $trc"
+		fail "torch -p: $ok of 3 cycles, the loop's status $trc"
 		diff -u "$T/aloss.n" "$T/aloss.p" | head -5 | sed 's/^/    /'
 	fi
 else

@@ -3,7 +3,7 @@
 #
 # gpu:sample -p on a running PyTorch loop, and where the loop hangs after
 # the detach (by hand, not in `make gpu-check`; issue 33): starts
-# tests/gpu/sample_torch.py, attaches with GPUTRACE_SAMPLE_ATTACH=1 for
+# tests/gpu/sample_torch.py, attaches with -p for
 # 2 s, then watches the loop's progress for 12 s; if it stopped, prints
 # every thread's stack (cuda-gdb, host side, none cut) and kills it.
 # Run: sh tests/gpu/sample/attach_gdb.sh >log
@@ -19,7 +19,7 @@ python3 tests/gpu/sample_torch.py 1500 "$T/ready" >"$T/prog" 2>&1 &
 tp=$!
 i=0
 while [ ! -f "$T/ready" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
-GPUTRACE_SAMPLE_ATTACH=1 timeout -k 5 40 "$GT" -v -q -p $tp -e \
+timeout -k 5 40 "$GT" -v -q -p $tp -e \
 	'gpu:sample { @t[kernel] = sum(samples); } interval:s:2 { exit(); }' \
 	</dev/null >"$T/out" 2>"$T/err"
 echo "gputrace status $?; $(grep -c '^@' "$T/out") kernels sampled"
