@@ -1300,6 +1300,27 @@ static struct hbpf_jit *jit_new(const struct hbpf_prog *p,
 	return jt;
 }
 
+/*
+ * Whether this thread runs with a user shadow stack (CET): the check
+ * stubs' error exits drop a return address, which one would fault on.
+ */
+static bool jit_shstk(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	bool on = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "x86_Thread_features:", 20)) {
+			on = strstr(line, "shstk") != NULL;
+			break;
+		}
+	fclose(f);
+	return on;
+}
+
 struct hbpf_jit *hbpf_jit_compile(const struct hbpf_prog *p,
 				  const struct hbpf_ops *ops, char *err,
 				  size_t errlen)
@@ -1315,6 +1336,10 @@ struct hbpf_jit *hbpf_jit_compile(const struct hbpf_prog *p,
 	}
 	if (hbpf_verify(p, NULL, err, errlen))
 		return NULL;
+	if (jit_shstk()) {
+		snprintf(err, errlen, "user shadow stacks are on");
+		return NULL;
+	}
 	j.p = p;
 	j.nlab = NLABELS(p->n);
 	j.lab = malloc(j.nlab * sizeof(*j.lab));
