@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Acceptance: cuda:launch clauses run in the agent (docs/hostpath.md)
-# with -c, and give byte for byte what the kernel uprobes give
+# with -c, compiled by its JIT and interpreted (GPUTRACE_HBPF_JIT=0), and
+# give byte for byte what the kernel uprobes give
 # (GPUTRACE_CUDA_UPROBES=1): every aggregation, keys of every builtin
 # the clause can have, predicates and variables, on the toolkit's stub
 # and on the fake driver (kernel names); -v says which clause runs where;
@@ -58,6 +59,20 @@ both() {
 		diff -u "$T/kernel" "$T/out"
 		exit 1
 	fi
+	grep -q 'host clauses run in the agent, [1-9][0-9]* as native code$' "$T/err" ||
+		{ echo "-v: the JIT compiled no clause:"; grep 'host clauses' "$T/err"; exit 1; }
+	# and interpreted (the JIT declined): the same again
+	cp "$T/err" "$T/jerr"
+	GPUTRACE_HBPF_JIT=0 run "$drv" -f "$fmt" -v -c "$STUB -n 2" -e "$prog" ||
+		{ echo "interpreted agent path failed:"; cat "$T/err"; exit 1; }
+	grep -q 'as native code (GPUTRACE_HBPF_JIT=0)$' "$T/err" ||
+		{ echo "-v: GPUTRACE_HBPF_JIT=0 not said:"; grep 'host clauses' "$T/err"; exit 1; }
+	if ! cmp -s "$T/kernel" "$T/out"; then
+		echo "the interpreted agent's output differs from the kernel's ($drv):"
+		diff -u "$T/kernel" "$T/out"
+		exit 1
+	fi
+	cp "$T/jerr" "$T/err"
 }
 
 both "$stub" "$PROG1"
