@@ -80,9 +80,11 @@ struct hset {
 	struct hbpf_map *hmaps;
 	struct hbpf_prog *progs;	/* verified ones only */
 	struct hbpf_jit **jits;		/* each one's code; NULL: interpreted */
-	uint32_t *entry;
 	int nprogs;
-	bool by_entry[AGENT_HE_END_];
+	/* each entry point's programs in clause order: a launch runs its
+	 * own, not a walk over every program */
+	int first[AGENT_HE_END_];	/* -1: none */
+	int *next;			/* the entry's next one, -1: last */
 	char **globs;			/* cuda:launch:GLOBs, bit i each */
 	int nglobs;
 };
@@ -562,6 +564,7 @@ void agent_host_init(void)
 {
 	const struct agent_config *c = &agent.cfg;
 	bool jit = jit_wanted();
+	int last[AGENT_HE_END_];
 	struct hset *h;
 	char err[256];
 	int njit = 0;
@@ -573,9 +576,9 @@ void agent_host_init(void)
 		h->hmaps = calloc(c->nhmaps, sizeof(*h->hmaps));
 		h->progs = calloc(c->nhprogs, sizeof(*h->progs));
 		h->jits = calloc(c->nhprogs, sizeof(*h->jits));
-		h->entry = calloc(c->nhprogs, sizeof(*h->entry));
+		h->next = calloc(c->nhprogs, sizeof(*h->next));
 	}
-	if (!h || !h->hmaps || !h->progs || !h->jits || !h->entry) {
+	if (!h || !h->hmaps || !h->progs || !h->jits || !h->next) {
 		agent_report("out of memory: host clauses do not run");
 		return;
 	}
@@ -584,12 +587,17 @@ void agent_host_init(void)
 		h->hmaps[i].value_size = c->hmaps[i].value_size;
 		h->hmaps[i].ring = c->hmaps[i].role == AGENT_HM_EVENTS;
 	}
+	for (int e = 0; e < AGENT_HE_END_; e++)
+		h->first[e] = last[e] = -1;
 	for (int i = 0; i < c->nhprogs; i++) {
 		struct hbpf_prog *p = &h->progs[h->nprogs];
+		uint32_t e = c->hprogs[i].entry;
+		struct bpf_insn *v;
 
-		struct bpf_insn *v = malloc(c->hprogs[i].ninsns * sizeof(*v));
-
+		if (e >= AGENT_HE_END_)
+			continue;
 		/* ours: the config goes at a re-attach, a run may not */
+		v = malloc(c->hprogs[i].ninsns * sizeof(*v));
 		if (!v)
 			continue;
 		memcpy(v, c->hprogs[i].insns, c->hprogs[i].ninsns * sizeof(*v));
@@ -609,8 +617,12 @@ void agent_host_init(void)
 			njit++;
 		else if (jit)
 			agent_debug("host clause %d interpreted: %s", i, err);
-		h->entry[h->nprogs++] = c->hprogs[i].entry;
-		h->by_entry[c->hprogs[i].entry] = true;
+		h->next[h->nprogs] = -1;
+		if (last[e] < 0)
+			h->first[e] = h->nprogs;
+		else
+			h->next[last[e]] = h->nprogs;
+		last[e] = h->nprogs++;
 	}
 	/* ours too, as the programs */
 	h->globs = calloc(c->nhglobs + 1, sizeof(*h->globs));
@@ -633,11 +645,9 @@ static void run_entry(const struct hset *h, uint32_t e, struct hrun *r,
 {
 	uint64_t ret;
 
-	for (int i = 0; i < h->nprogs; i++) {
+	for (int i = h->first[e]; i >= 0; i = h->next[i]) {
 		int err;
 
-		if (h->entry[i] != e)
-			continue;
 		err = h->jits[i] ? hbpf_jit_run(h->jits[i], r, regs, &ret) :
 		      hbpf_run(&h->progs[i], &ops, r, regs, &ret);
 		if (err)
@@ -663,7 +673,7 @@ void agent_host_launch(const struct agent_launch *l)
 	if (!h || (unsigned)l->form > AGENT_L_COOP)
 		return;
 	e = entry[l->form][l->ptsz ? 1 : 0];
-	if (!h->by_entry[e] || !(r.t = self()))
+	if (h->first[e] < 0 || !(r.t = self()))
 		return;
 	memset(&regs, 0, sizeof(regs));
 	/* at entry, [sp] is the return address, argument 6 + i at sp + 8 + 8i */
@@ -700,7 +710,7 @@ bool agent_host_on(uint32_t e)
 {
 	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
 
-	return h && e < AGENT_HE_END_ && h->by_entry[e] && !agent_in_hook;
+	return h && e < AGENT_HE_END_ && h->first[e] >= 0 && !agent_in_hook;
 }
 
 uint64_t agent_host_now(void)
@@ -722,7 +732,7 @@ void agent_host_call(uint32_t e, const uint64_t *args, const uint64_t *ret,
 	struct pt_regs regs;
 	struct hrun r;
 
-	if (!h || e >= AGENT_HE_END_ || !h->by_entry[e] || !(r.t = self()))
+	if (!h || e >= AGENT_HE_END_ || h->first[e] < 0 || !(r.t = self()))
 		return;
 	/* the exit handler (the last snapshot), as a launch registers it */
 	agent_saw_cuda();
