@@ -1301,23 +1301,29 @@ static struct hbpf_jit *jit_new(const struct hbpf_prog *p,
 }
 
 /*
- * Whether this thread runs with a user shadow stack (CET): the check
+ * Whether this process runs with user shadow stacks (CET): the check
  * stubs' error exits drop a return address, which one would fault on.
+ * Read once, not at each program compiled (two threads read the same).
  */
 static bool jit_shstk(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
+	static int known = -1;
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
 	char line[256];
 	bool on = false;
+	FILE *f;
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
+	if (k >= 0)
+		return k;
+	f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, "x86_Thread_features:", 20)) {
 			on = strstr(line, "shstk") != NULL;
 			break;
 		}
-	fclose(f);
+	if (f)
+		fclose(f);
+	__atomic_store_n(&known, on, __ATOMIC_RELAXED);
 	return on;
 }
 
