@@ -826,9 +826,10 @@ static int do_call(struct vf_env *v, struct vf_state *st,
 		if ((err = check_arg(v, st, d, i, &map)))
 			return err;
 	/* helpers that fill R1's buffer: what was spilled there is gone,
-	 * a constant stored before must not fold a later comparison */
+	 * a constant stored before must not fold a later comparison; a
+	 * size of 0 fills nothing (and its pointer was not bounds-checked) */
 	if ((d->id == GT_DH_READ || d->id == GT_DH_KERNEL_NAME) &&
-	    st->regs[1].type == VT_STACK) {
+	    st->regs[1].type == VT_STACK && st->regs[2].val > 0) {
 		int64_t o = st->regs[1].off, n = (int64_t)st->regs[2].val;
 
 		for (int64_t k = o; k < o + n; k += 8)
