@@ -87,6 +87,27 @@ bool hostpath_wanted(const struct program *prog, bool verbose)
 	return launch;
 }
 
+bool hostpath_needs_agent(const struct program *prog, int from)
+{
+	char ev[64];
+
+	for (const struct clause *c = prog->clauses; c; c = c->next) {
+		if (c->index < from)
+			continue;
+		for (const struct attach *a = c->aps; a; a = a->next) {
+			if (!strncmp(a->text, "gpu:", 4))
+				return true;
+			if (strncmp(a->text, "cuda:", 5))
+				continue;
+			snprintf(ev, sizeof(ev), "%.*s",
+				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
+			if (!fnmatch(ev, "complete", 0))
+				return true;
+		}
+	}
+	return false;
+}
+
 static const struct map_sym *sym_of(const struct unit *u, int index)
 {
 	for (const struct map_sym *m = u->maps; m; m = m->next)

@@ -20,6 +20,11 @@ struct program;
 /* GPUTRACE_CUDA_UPROBES is set (and not 0): every clause on the kernel. */
 bool hostpath_off(void);
 /*
+ * PROG's clauses from index FROM on have gpu: or cuda:complete probes,
+ * which only the agent in the target serves.
+ */
+bool hostpath_needs_agent(const struct program *prog, int from);
+/*
  * PROG has clauses that may run in the agent (cuda:launch), none of its
  * cuda: clauses takes a stack, and GPUTRACE_CUDA_UPROBES is not set
  * (VERBOSE: then says so).

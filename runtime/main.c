@@ -2,7 +2,6 @@
 /* gputrace: the command line. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -225,24 +224,6 @@ static int host_fallback(void *arg)
 		fprintf(stderr, "gputrace: -p %d: cuda: clauses run as kernel uprobes instead\n",
 			a->pid);
 	return e;
-}
-
-static bool needs_agent(const struct program *prog)
-{
-	char ev[64];
-
-	for (const struct clause *c = prog->clauses; c; c = c->next)
-		for (const struct attach *a = c->aps; a; a = a->next) {
-			if (!strncmp(a->text, "gpu:", 4))
-				return true;
-			if (strncmp(a->text, "cuda:", 5))
-				continue;
-			snprintf(ev, sizeof(ev), "%.*s",
-				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
-			if (!fnmatch(ev, "complete", 0))
-				return true;
-		}
-	return false;
 }
 
 static bool has_device_progs(const struct gt_object *obj)
@@ -535,7 +516,7 @@ int main(int argc, char **argv)
 				 .target_pid = sopts.pid, .unsafe = unsafe };
 
 	/* -p with device probes: the agent will be injected (docs/attach.md) */
-	if (sopts.pid && !dry_run && (needs_agent(prog) || timeline)) {
+	if (sopts.pid && !dry_run && (hostpath_needs_agent(prog, 0) || timeline)) {
 		struct agentctl_opts ao = { .verbose = sopts.verbose,
 					    .attach_pid = sopts.pid,
 					    .timeline = timeline };
@@ -561,7 +542,7 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (hostpath_wanted(prog, sopts.verbose) || needs_agent(prog) ||
+		if (hostpath_wanted(prog, sopts.verbose) || hostpath_needs_agent(prog, 0) ||
 		    timeline) {
 			struct agentctl_opts ao = { .verbose = sopts.verbose,
 						    .timeline = timeline };

@@ -12,6 +12,7 @@
 
 #include "compiler/codegen.h"
 #include "compiler/device.h"
+#include "gpucode/agent_proto.h"
 #include "lang/diag.h"
 #include "runtime/output.h"
 #include "runtime/session.h"
@@ -51,6 +52,8 @@ struct pr_gen {
 	struct device_set ds;	/* their PTX, for the agent */
 	bool have_ds;
 	struct agentctl *ac;	/* the agent in the target, for them */
+	struct agent_config hcfg;	/* our cuda: clauses it runs */
+	bool *host_maps;	/* per map: written by those */
 	bool ac_done;		/* detached: its last snapshot stays */
 	struct pr_gen *next;
 };

@@ -18,6 +18,7 @@
 #include "probes/provider.h"
 #include "runtime/btenv.h"
 #include "runtime/agentctl.h"
+#include "runtime/hostpath.h"
 #include "runtime/inject.h"
 #include "runtime/maps.h"
 #include "runtime/prompt_priv.h"
@@ -99,6 +100,8 @@ nomem:
 static void gen_free(struct pr_gen *g)
 {
 	agentctl_free(g->ac);
+	agent_config_free(&g->hcfg);
+	free(g->host_maps);
 	if (g->have_ds)
 		device_set_free(&g->ds);
 	if (g->have_obj) {
@@ -203,6 +206,8 @@ static int start_agent(struct prompt *p, struct pr_gen *g)
 	if (n > 0)
 		agentctl_set_completes(g->ac, globs, n);
 	agentctl_set_complete_queued(g->ac, cuda_complete_queued(&g->obj));
+	if (g->hcfg.nhprogs)
+		agentctl_set_host(g->ac, &g->hcfg, g->host_maps);
 	if (!agentctl_configure(g->ac, g->u, &g->ds)) {
 		session_use_agent(&g->s, g->ac);
 		if (!inject_agentctl(p->pid, g->ac, p->verbose))
@@ -236,9 +241,12 @@ static void stop_agent(struct prompt *p, struct pr_gen *g)
 /*
  * cuda:complete's uprobe is on the agent library, which a line compiles
  * against before the agent is in the target: its path, while no agent
- * runs (the one agentctl_open() will inject).
+ * runs (the one agentctl_open() will inject).  On a line that brings
+ * the agent in (DEV), its cuda: uprobes go on the agent's wrappers too,
+ * as with -p: the agent patches the driver's entry points, and a uprobe
+ * there would leave it no room for its jump.
  */
-static void agent_lib_for_compile(struct prompt *p)
+static void agent_lib_for_compile(struct prompt *p, bool dev)
 {
 	static char *lib;
 
@@ -247,6 +255,43 @@ static void agent_lib_for_compile(struct prompt *p)
 	if (!lib)
 		lib = agentctl_find_lib(NULL);
 	provider_agent_lib = lib;
+	if (dev)
+		provider_hooked_lib = lib;
+}
+
+/*
+ * The line that brings the agent in: the agent runs its cuda: clauses,
+ * as with -p (docs/hostpath.md), unless one of them writes a map an
+ * earlier line has (printed from that line's side, which has no agent).
+ * Programs the agent runs are neither loaded nor attached.
+ */
+static int host_select(struct prompt *p, struct pr_gen *g)
+{
+	int n;
+
+	g->host_maps = calloc(g->obj.nmaps + 1, sizeof(*g->host_maps));
+	if (!g->host_maps)
+		return -ENOMEM;
+	n = hostpath_select(&g->obj, g->u, p->verbose, &g->hcfg,
+			    g->host_maps);
+	for (int j = 0; j < g->obj.nmaps && n > 0; j++) {
+		const char *name = g->obj.maps[j].name;
+
+		if (!g->host_maps[j] || !pr_map_find(p, name))
+			continue;
+		if (p->verbose)
+			fprintf(stderr, "gputrace: %s is an earlier line's map: this line's cuda: clauses run as kernel uprobes\n",
+				name);
+		for (int i = 0; i < g->obj.nprogs; i++)
+			g->obj.progs[i].probe->in_agent = false;
+		agent_config_free(&g->hcfg);
+		memset(g->host_maps, 0, g->obj.nmaps * sizeof(*g->host_maps));
+		n = 0;
+	}
+	for (int i = 0; i < g->obj.nprogs && n > 0; i++)
+		if (g->obj.progs[i].probe->in_agent)
+			g->loaded[i] = false;
+	return n < 0 ? n : 0;
 }
 
 static bool has_device_progs(const struct gt_object *obj)
@@ -472,10 +517,10 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 		fprintf(stderr, "%s: error: no probe clause\n", name);
 		goto fail;
 	}
-	agent_lib_for_compile(p);
+	agent_lib_for_compile(p, hostpath_needs_agent(prog, g->first));
 	sema_check_failed = sema_check(prog, &sem, &g->u) != 0;
-	if (!p->dev)
-		provider_agent_lib = NULL;	/* until start_agent() */
+	if (!p->dev)	/* until start_agent() */
+		provider_agent_lib = provider_hooked_lib = NULL;
 	ret = -EINVAL;
 	if (sema_check_failed)
 		goto fail;
@@ -492,7 +537,8 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 		g->have_ds = true;
 	}
 	ret = -ENOMEM;
-	if (take_clauses(p, g, prog) || plan_load(g))
+	if (take_clauses(p, g, prog) || plan_load(g) ||
+	    (g->device && host_select(p, g)))
 		goto fail;
 	ret = share_maps(p, g);
 	if (ret)

@@ -197,7 +197,8 @@ static void occupancy_tell(const struct agent_launch *l,
 CUresult agent_launch(const struct agent_launch *l)
 {
 	/* the thread's guard, looked up once: each access of a variable
-	 * of a shared object's TLS is a __tls_get_addr call */
+	 * of a shared object's TLS is a __tls_get_addr call, and the asm
+	 * below keeps the compiler from computing it again at each use */
 	int *hook = &agent_in_hook;
 	struct agent_kernel *k;
 	struct agent_inst *in;
@@ -206,6 +207,7 @@ CUresult agent_launch(const struct agent_launch *l)
 	uint32_t sess;
 	uint64_t t0;
 
+	__asm__("" : "+r"(hook));
 	if (!agent.active || *hook || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
 	t0 = agent_prof ? __rdtsc() : 0;

@@ -12,6 +12,7 @@ STEPS, one a line (blank lines and lines starting with # are skipped):
                     (Python re, DOTALL); fail after the timeout
     absent SECS REGEX  read for SECS seconds: fail if REGEX shows up
     sleep SECS
+    shell CMD       run CMD with sh (e.g. pause the target); fail if it fails
     exit STATUS     wait for CMD to end and compare its exit status
 Exit status 0 when every step passed; else 1, with the step and the
 output seen since the last match on stderr.  The whole transcript goes
@@ -105,6 +106,9 @@ def main():
             while time.time() < end:
                 read(end - time.time())
             if re.search(rx.encode(), seen, re.S):
+                fail(raw)
+        elif op == "shell":
+            if os.system(arg) != 0:
                 fail(raw)
         elif op == "sleep":
             end = time.time() + float(arg)
