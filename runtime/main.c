@@ -516,7 +516,8 @@ int main(int argc, char **argv)
 				 .target_pid = sopts.pid, .unsafe = unsafe };
 
 	/* -p with device probes: the agent will be injected (docs/attach.md) */
-	if (sopts.pid && !dry_run && (hostpath_needs_agent(prog, 0) || timeline)) {
+	if (sopts.pid && !dry_run &&
+	    (hostpath_needs_agent(prog, 0) || timeline)) {
 		struct agentctl_opts ao = { .verbose = sopts.verbose,
 					    .attach_pid = sopts.pid,
 					    .timeline = timeline };
@@ -542,8 +543,8 @@ int main(int argc, char **argv)
 		const char *const *env = NULL;
 
 		/* the agent's socket and segment exist before the child */
-		if (hostpath_wanted(prog, sopts.verbose) || hostpath_needs_agent(prog, 0) ||
-		    timeline) {
+		if (hostpath_wanted(prog, sopts.verbose) ||
+		    hostpath_needs_agent(prog, 0) || timeline) {
 			struct agentctl_opts ao = { .verbose = sopts.verbose,
 						    .timeline = timeline };
 

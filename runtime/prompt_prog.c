@@ -283,13 +283,14 @@ static int host_select(struct prompt *p, struct pr_gen *g)
 			fprintf(stderr, "gputrace: %s is an earlier line's map: this line's cuda: clauses run as kernel uprobes\n",
 				name);
 		for (int i = 0; i < g->obj.nprogs; i++)
-			g->obj.progs[i].probe->in_agent = false;
+			if (g->obj.progs[i].probe)
+				g->obj.progs[i].probe->in_agent = false;
 		agent_config_free(&g->hcfg);
 		memset(g->host_maps, 0, g->obj.nmaps * sizeof(*g->host_maps));
 		n = 0;
 	}
 	for (int i = 0; i < g->obj.nprogs && n > 0; i++)
-		if (g->obj.progs[i].probe->in_agent)
+		if (g->obj.progs[i].probe && g->obj.progs[i].probe->in_agent)
 			g->loaded[i] = false;
 	return n < 0 ? n : 0;
 }
@@ -520,7 +521,7 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 	agent_lib_for_compile(p, hostpath_needs_agent(prog, g->first));
 	sema_check_failed = sema_check(prog, &sem, &g->u) != 0;
 	if (!p->dev)	/* until start_agent() */
-		provider_agent_lib = provider_hooked_lib = NULL;
+		provider_agent_lib = NULL;
 	ret = -EINVAL;
 	if (sema_check_failed)
 		goto fail;
@@ -528,8 +529,13 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 		if (cl->index >= g->first && check_device(p, g, cl))
 			goto fail;
 	g->have_obj = true;
-	if (cg_build(g->u, &copts, &g->obj))
+	ret = cg_build(g->u, &copts, &g->obj);
+	/* the hidden naming probes came with it (cuda: extras) */
+	if (!p->dev)
+		provider_hooked_lib = NULL;
+	if (ret)
 		goto fail;
+	ret = -EINVAL;
 	if (g->device && has_device_progs(&g->obj)) {
 		if (device_verify(g->u, &g->obj, NULL) ||
 		    device_lower(g->u, &g->obj, &g->ds))
@@ -590,6 +596,8 @@ int pr_add(struct prompt *p, const char *name, const char *text)
 	}
 	return 0;
 fail:
+	if (!p->dev)
+		provider_hooked_lib = NULL;
 	if (diag_hidden_errors())
 		fputs("gputrace: an earlier clause no longer compiles (the "
 		      "target changed?); remove it\n", stderr);
