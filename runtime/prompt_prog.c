@@ -759,8 +759,16 @@ void pr_print_all(struct prompt *p, bool at_exit)
 	fflush(p->o->f);
 }
 
+/*
+ * The kernel's part and the agent's (gpu: clauses, the cuda: clauses it
+ * runs): its images as they are now become the base printing subtracts,
+ * as for clear() in a probe (session.c).
+ */
 int pr_clear(struct prompt *p, struct pr_map *m)
 {
+	if (p->dev == m->g)
+		agentctl_snapshot(m->g->ac, 1000);
+	agentctl_clear(m->g->s.ac, m->idx);
 	return maps_clear(&m->g->obj, m->idx);
 }
 

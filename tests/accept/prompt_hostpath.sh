@@ -6,8 +6,9 @@
 # launch).  The program is paused around the line's life, so the counts
 # are exact: @w = 8 x the launches made, @l (cuda:launch in the agent) =
 # those launches, @k[kernel] names them; -v says where each clause runs;
-# `detach`, `quit` with status 0; the program goes on and
-# every launch it made succeeded.  Before, such a line put its uprobes on
+# `clear @k` and `clear @w` empty the agent's part too (the prompt's
+# `clear` cleared only the kernel's before), `detach`, `quit` with
+# status 0; the program goes on and every launch it made succeeded.  Before, such a line put its uprobes on
 # the driver's entry points, where the agent's hooks then found no room
 # and the line failed.
 . tests/progs/agent_lib.sh
@@ -47,6 +48,16 @@ expect agent attached to pid $P
 shell kill -USR2 $P
 sleep 1
 shell sh $T/pause
+send print @k
+expect @k\\[vadd\\]: [1-9]
+send clear @k
+send print @k
+absent 0.5 @k\\[
+send print @w
+expect @w: [1-9]
+send clear @w
+send print @w
+expect @w: 0\r\n
 send detach
 expect detached from $P
 send quit
@@ -55,11 +66,16 @@ STEPS
 	after=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
 	runs=$((after - before))
 	[ "$runs" -gt 100 ] || { cat "$T/log"; fail "too few launches: $runs"; }
-	w=$(sed -n 's/^@w: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
+	# printed before `clear @w`, which empties the device's part: 0 after
+	w=$(sed -n 's/^@w: \([0-9]*\).*/\1/p' "$T/log" | head -1)
+	[ "$(sed -n 's/^@w: \([0-9]*\).*/\1/p' "$T/log" | tail -1)" = 0 ] ||
+		{ cat "$T/log"; fail "@w after clear"; }
 	l=$(sed -n 's/^@l: \([0-9]*\).*/\1/p' "$T/log" | tail -1)
 	[ "$w" = $((8 * runs)) ] || { cat "$T/log"; fail "@w $w != 8 x $runs launches"; }
 	[ "$l" = "$runs" ] || { cat "$T/log"; fail "@l $l for $runs launches"; }
 	grep -q "^@k\[vadd\]: $runs" "$T/log" || { cat "$T/log"; fail "@k[vadd] is not $runs"; }
+	# `clear @k` emptied the agent's part too: not printed at the end
+	[ "$(grep -c '^@k\[' "$T/log")" = 1 ] || { cat "$T/log"; fail "@k after clear"; }
 	grep -q "cannot hook" "$T/log" && { cat "$T/log"; fail "the agent's hooks failed"; }
 	kill -USR2 $P
 done
