@@ -56,6 +56,12 @@ static bool agent_event(const char *ev)
 	return false;
 }
 
+/* The event of a cuda: probe's TEXT ("cuda:EV[:GLOB|@...]") into EV. */
+static void cuda_event(const char *text, char *ev, size_t n)
+{
+	snprintf(ev, n, "%.*s", (int)strcspn(text + 5, ":@"), text + 5);
+}
+
 /*
  * The agent is started for cuda:launch, malloc, free, memcpy, sync and
  * graph clauses, unless a cuda: clause takes a stack: the agent's wrappers
@@ -73,8 +79,7 @@ bool hostpath_wanted(const struct program *prog, bool verbose)
 				continue;
 			if (takes_stack(c->pred) || takes_stack(c->body))
 				return false;
-			snprintf(ev, sizeof(ev), "%.*s",
-				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
+			cuda_event(a->text, ev, sizeof(ev));
 			if (agent_event(ev))
 				launch = true;
 		}
@@ -99,8 +104,7 @@ bool hostpath_needs_agent(const struct program *prog, int from)
 				return true;
 			if (strncmp(a->text, "cuda:", 5))
 				continue;
-			snprintf(ev, sizeof(ev), "%.*s",
-				 (int)strcspn(a->text + 5, ":@"), a->text + 5);
+			cuda_event(a->text, ev, sizeof(ev));
 			if (!fnmatch(ev, "complete", 0))
 				return true;
 		}

@@ -42,6 +42,14 @@ PROG2='cuda:launch /gridDim.x > 2/ {
 	@t[elapsed > 0, nsecs > 0] = count();
 }'
 
+# $T/out is $T/kernel, byte for byte, else WHO's output differs (exit 1)
+same_as_kernel() {
+	cmp -s "$T/kernel" "$T/out" && return 0
+	echo "$1 output differs from the kernel's ($drv):"
+	diff -u "$T/kernel" "$T/out"
+	exit 1
+}
+
 # both ways on DRIVER (output format FMT, default text): the same
 # output, not empty (not $dir: run sets it)
 both() {
@@ -54,11 +62,7 @@ both() {
 	run "$drv" -f "$fmt" -v -c "$STUB -n 2" -e "$prog" ||
 		{ echo "agent path failed:"; cat "$T/err"; exit 1; }
 	grep -q '@' "$T/out" || { echo "no output:"; cat "$T/err"; exit 1; }
-	if ! cmp -s "$T/kernel" "$T/out"; then
-		echo "the agent's output differs from the kernel's ($drv):"
-		diff -u "$T/kernel" "$T/out"
-		exit 1
-	fi
+	same_as_kernel "the agent's"
 	grep -q 'host clauses run in the agent, [1-9][0-9]* as native code$' "$T/err" ||
 		{ echo "-v: the JIT compiled no clause:"; grep 'host clauses' "$T/err"; exit 1; }
 	# and interpreted (the JIT declined): the same again
@@ -67,11 +71,7 @@ both() {
 		{ echo "interpreted agent path failed:"; cat "$T/err"; exit 1; }
 	grep -q 'as native code (GPUTRACE_HBPF_JIT=0)$' "$T/err" ||
 		{ echo "-v: GPUTRACE_HBPF_JIT=0 not said:"; grep 'host clauses' "$T/err"; exit 1; }
-	if ! cmp -s "$T/kernel" "$T/out"; then
-		echo "the interpreted agent's output differs from the kernel's ($drv):"
-		diff -u "$T/kernel" "$T/out"
-		exit 1
-	fi
+	same_as_kernel "the interpreted agent's"
 	cp "$T/jerr" "$T/err"
 }
 

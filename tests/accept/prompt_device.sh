@@ -62,8 +62,5 @@ for m in w v; do
 	n=$(sed -n "s/^@$m: \([0-9]*\).*/\1/p" "$T/log" | tail -1)
 	[ -n "$n" ] && [ $((n % 8)) = 0 ] || { cat "$T/log"; fail "@$m = '$n', not 8 warps a launch"; }
 done
-kill -0 $P 2>/dev/null || fail "the program died"
-kill -TERM $P
-wait $P
-grep -q 'failures 0' "$T/prog.out" || { cat "$T/prog.out"; fail "launches failed: $(cat "$T/prog.out")"; }
+prog_end
 echo "prompt: gpu: clauses through the agent, @w and @v counted in whole launches"

@@ -19,17 +19,6 @@ command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
 DRIVE="$(pwd)/tests/progs/pty_drive.py"
 . tests/progs/attach_prog.sh
 
-# the program paused from a step of the session: prints its launches
-cat >"$T/pause" <<PAUSE
-np=\$(grep -c '^paused at' "$T/prog.out")
-kill -USR1 $P
-i=0
-while [ "\$(grep -c '^paused at' "$T/prog.out")" = "\$np" ]; do
-	i=\$((i + 1))
-	[ \$i -gt 200 ] && exit 1
-	sleep 0.05
-done
-PAUSE
 # in the agent, then (GPUTRACE_CUDA_UPROBES=1) as kernel uprobes on the
 # agent's wrappers: the same counts
 for up in 0 1; do
@@ -47,7 +36,7 @@ expect $where
 expect agent attached to pid $P
 shell kill -USR2 $P
 sleep 1
-shell sh $T/pause
+shell sh $PWD/tests/progs/pause_prog.sh $P $T/prog.out >/dev/null
 send print @k
 expect @k\\[vadd\\]: [1-9]
 send clear @k
@@ -79,8 +68,5 @@ STEPS
 	grep -q "cannot hook" "$T/log" && { cat "$T/log"; fail "the agent's hooks failed"; }
 	kill -USR2 $P
 done
-kill -0 $P 2>/dev/null || fail "the program died"
-kill -TERM $P
-wait $P
-grep -q 'failures 0' "$T/prog.out" || { cat "$T/prog.out"; fail "launches failed: $(cat "$T/prog.out")"; }
+prog_end
 echo "prompt: a gpu: line's cuda: clauses in the agent and as uprobes, exact counts"

@@ -58,11 +58,8 @@ ls=$(sed -n 's/^@s\[long_scoreboard\]: \([0-9]*\).*/\1/p' "$T/p.out")
 # the kernel by its name: the new tracer is told each name again
 grep -q '^@k\[vadd\]: [1-9]' "$T/p.out" ||
 	{ cat "$T/p.out" "$T/p.err"; fail "-p: no @k[vadd] (the kernel's name not sent to a second tracer)"; }
-kill -0 $P 2>/dev/null || fail "the program died"
 # each detach turned sampling off on the program's launching thread
 grep -q "disabled on the agent's thread" "$T/prog.out" &&
 	fail "PC sampling disabled on the agent's thread at a detach"
-kill -TERM $P
-wait $P
-grep -q 'failures 0' "$T/prog.out" || { cat "$T/prog.out"; fail "launches failed: $(cat "$T/prog.out")"; }
+prog_end
 echo "prompt: gpu:sample through the agent, $ls:$ma:$se"

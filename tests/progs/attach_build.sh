@@ -22,13 +22,6 @@ wait_for() {	# wait_for FILE PATTERN: up to 10 s
 }
 
 pause_prog() {	# pause the program $P; PAUSED_AT: its launches so far
-	np=$(grep -c '^paused at' "$T/prog.out")
-	kill -USR1 $P
-	i=0
-	while [ "$(grep -c '^paused at' "$T/prog.out")" = "$np" ]; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && fail "the program does not pause"
-		sleep 0.05
-	done
-	PAUSED_AT=$(awk '$1 == "paused" { n = $3 } END { print n }' "$T/prog.out")
+	PAUSED_AT=$(sh tests/progs/pause_prog.sh $P "$T/prog.out") ||
+		fail "the program does not pause"
 }
