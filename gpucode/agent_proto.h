@@ -94,28 +94,30 @@ struct agent_hprog {
 #define AGENT_MAX_HINSNS	65536
 
 struct agent_config {
+	/* the counts the agent reads at every launch first: one cache line
+	 * with agent_state's flags (a real launch leaves them cold) */
+	int nclauses;
+	int nsamples;			/* gpu:sample clauses: their GLOBs */
+	int nhprogs;			/* host programs (docs/hostpath.md) */
+	bool verbose;			/* report JIT times and every decision */
 	int nmaps;
 	struct devrt_map_desc *maps;	/* kind, flags, sizes, shards set; base 0 */
-	int nclauses;
 	struct agent_clause *clauses;
 	char *decls;			/* module-scope PTX: runtime + probe functions */
 	unsigned ptx_major, ptx_minor;	/* minimum .version of a spliced module */
 	uint32_t nrings, ring_bytes;	/* printf rings per context */
-	bool verbose;			/* report JIT times and every decision */
 	int ncompletes;			/* cuda:complete clauses: their GLOBs */
 	char **completes;
 	bool complete_queued;		/* one reads `queued`: CUPTI's latency
 					 * timestamps on */
-	int nsamples;			/* gpu:sample clauses: their GLOBs */
 	char **samples;
 	uint32_t sample_period;		/* log2 of the cycles between PC samples */
 	bool reads;			/* probes read device memory: track
 					 * allocations (agent_alloc.c) */
 	char *timeline;			/* --timeline: the file the agent
 					 * writes (absolute), or NULL */
-	int nhmaps;			/* host programs' maps (docs/hostpath.md) */
+	int nhmaps;			/* host programs' maps */
 	struct agent_hmap *hmaps;
-	int nhprogs;
 	struct agent_hprog *hprogs;
 	int nhglobs;			/* cuda:launch:GLOBs, bit i each in
 					 * .cuda_names' bits (the filter's) */

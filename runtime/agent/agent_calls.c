@@ -26,7 +26,6 @@ static const char *const names[AGENT_C_END_] = {
 
 uint64_t agent_calls[AGENT_C_END_];
 
-bool agent_prof;
 static struct {
 	uint64_t n, hook, drv;
 	uint64_t tsc0, ns0;	/* at the first launch: the TSC's rate */
@@ -36,7 +35,7 @@ void agent_prof_init(void)
 {
 	const char *e = getenv("GPUTRACE_AGENT_PROF");
 
-	agent_prof = agent.cfg.verbose && e && *e && *e != '0';
+	agent.prof = agent.cfg.verbose && e && *e && *e != '0';
 }
 
 void agent_prof_add(uint64_t hook, uint64_t drv)
@@ -54,7 +53,7 @@ static void prof_report(void)
 	uint64_t n = prof.n, dt, dns;
 	double per;
 
-	if (!agent_prof || n < 2)
+	if (!agent.prof || n < 2)
 		return;
 	dt = __rdtsc() - prof.tsc0;
 	dns = agent_now_ns() - prof.ns0;

@@ -13,7 +13,7 @@
 
 #include "runtime/agent/agent_priv.h"
 
-struct agent_drv agent_drv;
+struct agent_drv agent_drv __attribute__((aligned(64)));
 __thread int agent_in_hook;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -90,8 +90,12 @@ static void drv_load(void)
 
 int agent_drv_init(void)
 {
+	int r;
+
 	pthread_once(&drv_once, drv_load);
-	return drv_err == -ENOENT ? drv_err : 0;
+	r = drv_err == -ENOENT ? drv_err : 0;
+	__atomic_store_n(&agent_drv.loaded, r + 1, __ATOMIC_RELEASE);
+	return r;
 }
 
 /* Everything the instrumentation needs is there. */

@@ -80,23 +80,27 @@ struct hset {
 	struct hbpf_map *hmaps;
 	struct hbpf_prog *progs;	/* verified ones only */
 	struct hbpf_jit **jits;		/* each one's code; NULL: interpreted */
+	int *next;			/* the entry's next one, -1: last */
 	int nprogs;
 	/* each entry point's programs in clause order: a launch runs its
-	 * own, not a walk over every program */
+	 * own, not a walk over every program (the launch entries first:
+	 * with the pointers above, one line) */
 	int first[AGENT_HE_END_];	/* -1: none */
-	int *next;			/* the entry's next one, -1: last */
 	char **globs;			/* cuda:launch:GLOBs, bit i each */
 	int nglobs;
 };
 
-static struct hset *cur;
+/* the session's programs and number, read at every call: one line */
+static struct {
+	struct hset *cur;
+	int gen;		/* sessions (-p re-attach) */
+} hot __attribute__((aligned(64)));
 static struct hthread *threads;
 static int nthreads;
 static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread struct hthread *me;
 static __thread pid_t me_pid;
 static __thread int me_gen;
-static int gen;			/* sessions (-p re-attach) */
 /* kernels whose names were sent (KNAME), by hash: insert only */
 static uint64_t *told;
 static size_t ntold;
@@ -240,9 +244,9 @@ static struct hthread *thread_new(void)
 static struct hthread *self(void)
 {
 	if (me && me_pid == agent.pid &&
-	    me_gen == __atomic_load_n(&gen, __ATOMIC_ACQUIRE))
+	    me_gen == __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE))
 		return me;
-	me_gen = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+	me_gen = __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE);
 	me = thread_new();
 	me_pid = agent.pid;
 	return me;
@@ -282,7 +286,7 @@ static void tell_name(const struct agent_kernel *k, uint64_t h)
  */
 static uint64_t glob_bits(const struct agent_kernel *k)
 {
-	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	const struct hset *h = __atomic_load_n(&hot.cur, __ATOMIC_ACQUIRE);
 	uint64_t *c = (uint64_t *)&k->hbits;
 	uint64_t tag = (uint64_t)(uint32_t)(me_gen + 1) << 32;
 	uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
@@ -547,8 +551,8 @@ void agent_host_reset(void)
 	threads = NULL;
 	nthreads = 0;
 	ntold = 0;
-	__atomic_store_n(&cur, NULL, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&hot.cur, NULL, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&hot.gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&host_lock);
 }
 
@@ -571,8 +575,10 @@ void agent_host_init(void)
 
 	if (!c->nhprogs)
 		return;
-	h = calloc(1, sizeof(*h));
+	/* its first line is what a launch reads */
+	h = aligned_alloc(64, (sizeof(*h) + 63) & ~(size_t)63);
 	if (h) {
+		memset(h, 0, sizeof(*h));
 		h->hmaps = calloc(c->nhmaps, sizeof(*h->hmaps));
 		h->progs = calloc(c->nhprogs, sizeof(*h->progs));
 		h->jits = calloc(c->nhprogs, sizeof(*h->jits));
@@ -635,7 +641,7 @@ void agent_host_init(void)
 		agent_report("out of memory: cuda:launch GLOBs match nothing");
 	agent_debug("%d host clauses run in the agent, %d as native code%s",
 		    h->nprogs, njit, jit ? "" : " (GPUTRACE_HBPF_JIT=0)");
-	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
+	__atomic_store_n(&hot.cur, h, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------- runs -- */
@@ -664,7 +670,7 @@ void agent_host_launch(const struct agent_launch *l)
 		[AGENT_L_EX] = { AGENT_HE_EX, AGENT_HE_EX_PTSZ },
 		[AGENT_L_COOP] = { AGENT_HE_COOP, AGENT_HE_COOP_PTSZ },
 	};
-	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	const struct hset *h = __atomic_load_n(&hot.cur, __ATOMIC_ACQUIRE);
 	uint64_t stack[6];
 	struct pt_regs regs;
 	struct hrun r;
@@ -708,7 +714,7 @@ void agent_host_launch(const struct agent_launch *l)
 /* Not the agent's own calls, nor CUPTI's on its behalf (in a hook). */
 bool agent_host_on(uint32_t e)
 {
-	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	const struct hset *h = __atomic_load_n(&hot.cur, __ATOMIC_ACQUIRE);
 
 	return h && e < AGENT_HE_END_ && h->first[e] >= 0 && !agent_in_hook;
 }
@@ -727,7 +733,7 @@ uint64_t agent_host_now(void)
 void agent_host_call(uint32_t e, const uint64_t *args, const uint64_t *ret,
 		     uint64_t saved)
 {
-	const struct hset *h = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+	const struct hset *h = __atomic_load_n(&hot.cur, __ATOMIC_ACQUIRE);
 	uint64_t stack[2] = { 0, 0 };
 	struct pt_regs regs;
 	struct hrun r;

@@ -210,22 +210,23 @@ CUresult agent_launch(const struct agent_launch *l)
 	__asm__("" : "+r"(hook));
 	if (!agent.active || *hook || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
-	t0 = agent_prof ? __rdtsc() : 0;
+	t0 = agent.prof ? __rdtsc() : 0;
 	sess = __atomic_load_n(&agent.session, __ATOMIC_ACQUIRE);
 	agent_call_seen(AGENT_C_LAUNCH);
 	agent_saw_cuda();
-	agent_sample_here();	/* gpu:sample: on in each context */
+	if (agent.cfg.nsamples)
+		agent_sample_here();	/* gpu:sample: on in each context */
 	if (agent.cfg.nhprogs)
 		agent_host_launch(l);	/* where cuda:launch's uprobe fired */
 	/* no device clause (host clauses, cuda:complete, gpu:sample): no
 	 * copy to launch, no handle to look up */
 	if (!agent.cfg.nclauses && !agent.attached) {
-		uint64_t t1 = agent_prof ? __rdtsc() : 0;
+		uint64_t t1 = agent.prof ? __rdtsc() : 0;
 
 		(*hook)++;
 		r = call_real(l, l->f, l->params, l->extra);
 		(*hook)--;
-		if (agent_prof)
+		if (agent.prof)
 			agent_prof_add(t1 - t0, __rdtsc() - t1);
 		return r;
 	}

@@ -29,14 +29,15 @@
 
 #define BYE_ACK_MS 2000	/* the tracer copies a region in microseconds */
 
-struct agent_state agent = { .sock = -1, .seg_fd = -1, .seg_region = -1 };
+struct agent_state agent __attribute__((aligned(64))) = {
+	.sock = -1, .seg_fd = -1, .seg_region = -1,
+};
 
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *once_seen;	/* hashes of the lines reported once */
 static size_t once_n, once_cap;
 static int exit_registered, exit_done, bye_sent;
-static int cuda_told;	/* AGENT_MSG_CUDA, once per session */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -297,10 +298,8 @@ static void agent_exit(void)
 	send_bye();
 }
 
-void agent_saw_cuda(void)
+void agent_saw_cuda_once(void)
 {
-	if (__atomic_load_n(&cuda_told, __ATOMIC_ACQUIRE))
-		return;
 	pthread_mutex_lock(&once_lock);
 	/*
 	 * CUPTI before agent_exit: a library registers its exit handlers as
@@ -308,7 +307,7 @@ void agent_saw_cuda(void)
 	 * after agent_exit's final flush (agent_prefetch.c tells how the
 	 * PTX compiler's ran first).
 	 */
-	if (!cuda_told && agent.active) {
+	if (!agent.cuda_told && agent.active) {
 		agent_complete_start();
 		agent_sample_load();
 	}
@@ -316,8 +315,8 @@ void agent_saw_cuda(void)
 		atexit(agent_exit);
 		exit_registered = 1;
 	}
-	if (!cuda_told && agent.active) {
-		__atomic_store_n(&cuda_told, 1, __ATOMIC_RELEASE);
+	if (!agent.cuda_told && agent.active) {
+		__atomic_store_n(&agent.cuda_told, 1, __ATOMIC_RELEASE);
 		/* from now on a missing BYE may lose device maps */
 		agent_send(AGENT_MSG_CUDA, 0, NULL, 0);
 	}
@@ -338,7 +337,7 @@ __attribute__((visibility("default"), noreturn)) void gt_exit_(int)
 void gt_exit_(int status)
 {
 	if (agent.active && !agent_in_hook &&
-	    __atomic_load_n(&cuda_told, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&agent.cuda_told, __ATOMIC_ACQUIRE) &&
 	    agent.pid == getpid())
 		agent_exit();
 	if (real_exit)
@@ -404,7 +403,7 @@ void agent_main_forked(void)
 		close(agent.sock);
 	agent.sock = -1;
 	once_n = 0;
-	cuda_told = 0;
+	agent.cuda_told = 0;
 	exit_done = 1;
 	bye_sent = 1;
 }
@@ -463,7 +462,7 @@ void agent_session_reset(void)
 	agent_prefetch_resume();
 	pthread_mutex_lock(&once_lock);
 	once_n = 0;
-	__atomic_store_n(&cuda_told, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&agent.cuda_told, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&once_lock);
 	exit_done = 0;
 	bye_sent = 0;

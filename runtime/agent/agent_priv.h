@@ -91,7 +91,15 @@ const char *agent_nvrtc_lineinfo_arch(int n, const char *const *opts);
 /* ---- agent_main.c ---- */
 
 struct agent_state {
+	/* what every launch reads, then cfg's counts: one cache line */
 	bool active;		/* config read, probes to install */
+	bool attached;		/* injected (-p): inline hooks */
+	bool prof;		/* GPUTRACE_AGENT_PROF (agent_calls.c) */
+	int cuda_told;		/* AGENT_MSG_CUDA sent, once per session */
+	volatile int detached;	/* stop instrumenting new launches */
+	uint32_t session;	/* -p: attaches so far (agent_launch) */
+	pid_t pid;
+	struct agent_config cfg;
 	bool standalone;	/* no tracer socket: reports on stderr */
 	int sock;		/* -1: none */
 	int seg_fd;		/* the shared segment, -1: none */
@@ -99,12 +107,7 @@ struct agent_state {
 	uint8_t *seg;		/* this process's region, NULL until claimed */
 	size_t seg_len;
 	int seg_region;		/* its index, -1: none */
-	pid_t pid;
-	struct agent_config cfg;
-	volatile int detached;	/* stop instrumenting new launches */
-	uint32_t session;	/* -p: attaches so far (agent_launch) */
 	uint64_t snap_seq;	/* last snapshot number written */
-	bool attached;		/* injected (-p): inline hooks */
 };
 
 extern struct agent_state agent AGENT_HIDDEN;
@@ -129,7 +132,12 @@ int agent_send(uint32_t type, uint64_t seq, const void *payload,
 	       size_t len) AGENT_HIDDEN;
 void agent_sock_close(void) AGENT_HIDDEN;
 /* A launch reached us: register the exit handler (once). */
-void agent_saw_cuda(void) AGENT_HIDDEN;
+void agent_saw_cuda_once(void) AGENT_HIDDEN;
+static inline void agent_saw_cuda(void)
+{
+	if (!__atomic_load_n(&agent.cuda_told, __ATOMIC_ACQUIRE))
+		agent_saw_cuda_once();
+}
 /* Claim a region of the segment for this process (sets agent.seg). */
 bool agent_seg_claim(void) AGENT_HIDDEN;
 /* DONE or BYE for SEQ, naming this process's region if it has one. */
@@ -174,6 +182,8 @@ struct agent_drv {
 	agent_launch_fn launch, launch_ptsz;
 	agent_launch_ex_fn launch_ex, launch_ex_ptsz;
 	agent_launch_coop_fn launch_coop, launch_coop_ptsz;
+	int loaded;		/* agent_drv_init's answer + 1, once known: in
+				 * the line of the launch entry points */
 	CUresult (*module_load)(CUmodule *, const char *);
 	CUresult (*module_load_data)(CUmodule *, const void *);
 	CUresult (*module_load_data_ex)(CUmodule *, const void *, unsigned,
@@ -294,7 +304,7 @@ void *agent_real_dlsym(void *handle, const char *name) AGENT_HIDDEN;
 /* In a hook: call the real F or fail as an old driver would. */
 #define REAL(f) \
 	do { \
-		if (agent_drv_init()) \
+		if (agent_drv_ready()) \
 			return CUDA_ERROR_NOT_INITIALIZED; \
 		if (!agent_drv.f) \
 			return CUDA_ERROR_NOT_SUPPORTED; \
@@ -302,6 +312,14 @@ void *agent_real_dlsym(void *handle, const char *name) AGENT_HIDDEN;
 
 /* Resolve the real driver (libcuda.so.1) once: 0, -ENOENT (no driver). */
 int agent_drv_init(void) AGENT_HIDDEN;
+/* The same in a launch's hook: once known, one load of a line it reads
+ * anyway. */
+static inline int agent_drv_ready(void)
+{
+	int l = __atomic_load_n(&agent_drv.loaded, __ATOMIC_ACQUIRE);
+
+	return l ? l - 1 : agent_drv_init();
+}
 /* 0 when every entry point instrumentation needs exists, else -errno. */
 int agent_drv_usable(void) AGENT_HIDDEN;
 /*
@@ -732,7 +750,6 @@ void agent_calls_report(void) AGENT_HIDDEN;
  * said at exit (docs/hostpath.md, "Cost").  For benchmarks: what a
  * launch rate cannot tell apart, the hook's own time from the driver's.
  */
-extern bool agent_prof AGENT_HIDDEN;
 void agent_prof_init(void) AGENT_HIDDEN;
 void agent_prof_add(uint64_t hook, uint64_t drv) AGENT_HIDDEN;
 
