@@ -31,7 +31,7 @@ typedef CUresult (*hc4_fn)(uint64_t, uint64_t, uint64_t, uint64_t);
 
 #define HC_REAL(E)							\
 	do {								\
-		if (agent_drv_init())					\
+		if (agent_drv_ready())					\
 			return CUDA_ERROR_NOT_INITIALIZED;		\
 		if (!agent_hc_real[E])					\
 			return CUDA_ERROR_NOT_SUPPORTED;		\

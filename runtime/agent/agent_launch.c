@@ -214,8 +214,7 @@ CUresult agent_launch(const struct agent_launch *l)
 	sess = __atomic_load_n(&agent.session, __ATOMIC_ACQUIRE);
 	agent_call_seen(AGENT_C_LAUNCH);
 	agent_saw_cuda();
-	if (agent.cfg.nsamples)
-		agent_sample_here();	/* gpu:sample: on in each context */
+	agent_sample_here();	/* gpu:sample: on in each context */
 	if (agent.cfg.nhprogs)
 		agent_host_launch(l);	/* where cuda:launch's uprobe fired */
 	/* no device clause (host clauses, cuda:complete, gpu:sample): no

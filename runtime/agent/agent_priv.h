@@ -705,8 +705,14 @@ void agent_sample_load(void) AGENT_HIDDEN;
 /* A launch in context CTX: PC sampling on there, the first time. */
 void agent_sample_ctx(CUcontext ctx) AGENT_HIDDEN;
 /* The same for the current context (a launch, a module load: CUPTI
- * then sees the module's load); nothing without gpu:sample clauses. */
-void agent_sample_here(void) AGENT_HIDDEN;
+ * then sees the module's load); nothing without gpu:sample clauses
+ * (tested inline: agent_state's line, which a launch reads anyway). */
+void agent_sample_current(void) AGENT_HIDDEN;
+static inline void agent_sample_here(void)
+{
+	if (agent.cfg.nsamples)
+		agent_sample_current();
+}
 /* Hand the samples collected so far to the tracer (the agent's thread). */
 void agent_sample_flush(void) AGENT_HIDDEN;
 /* Context CTX (NULL: every context of device DEV) goes away: its last

@@ -369,12 +369,10 @@ void agent_sample_ctx(CUcontext ctx)
 	pthread_mutex_unlock(&lock);
 }
 
-void agent_sample_here(void)
+void agent_sample_current(void)
 {
 	CUcontext cur = NULL;
 
-	if (!agent.cfg.nsamples)
-		return;
 	switch (__atomic_load_n(&stop_req, __ATOMIC_ACQUIRE)) {
 	case 1:
 		agent_sample_stop();
