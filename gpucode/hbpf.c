@@ -276,8 +276,8 @@ static inline void *lookup(struct hbpf_run *r, const struct hbpf_ops *o,
 	return v;
 }
 
-static int call(struct hbpf_run *r, const struct hbpf_ops *o, void *arg, int id,
-		uint64_t *reg)
+static HBPF_HOT int call(struct hbpf_run *r, const struct hbpf_ops *o,
+			 void *arg, int id, uint64_t *reg)
 {
 	const struct hbpf_map *m;
 	void *a, *b;
@@ -793,14 +793,14 @@ void *hbpf_int_mem(struct hbpf_run *r, uint64_t addr, uint64_t n, bool write)
 	return mem(r, addr, n, write);
 }
 
-int hbpf_int_call(struct hbpf_run *r, const struct hbpf_ops *o, void *arg,
-		  int id, uint64_t *reg)
+HBPF_HOT int hbpf_int_call(struct hbpf_run *r, const struct hbpf_ops *o,
+			   void *arg, int id, uint64_t *reg)
 {
 	return call(r, o, arg, id, reg);
 }
 
-void *hbpf_int_lookup(struct hbpf_run *r, const struct hbpf_ops *o,
-		      void *arg, int mi, const void *key)
+HBPF_HOT void *hbpf_int_lookup(struct hbpf_run *r, const struct hbpf_ops *o,
+			       void *arg, int mi, const void *key)
 {
 	return lookup(r, o, arg, mi, key);
 }

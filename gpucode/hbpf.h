@@ -26,6 +26,9 @@
 #include <stdint.h>
 #include <linux/bpf.h>
 
+/* A run's path, beside the agent's launch hook in .text.hot (agent_priv.h's
+ * AGENT_HOT): few code lines for a hook that comes back cold. */
+#define HBPF_HOT	__attribute__((hot))
 #define HBPF_STACK	512
 #define HBPF_MAX_INSNS	65536
 #define HBPF_MAX_MAPS	256

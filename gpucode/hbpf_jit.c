@@ -1065,7 +1065,7 @@ static void jit_call_stub(struct jit *j)
 	jit_jmp(j, JMP, L_ERR(j));
 }
 
-static void *jit_lookup(struct jit_ctx *c, const void *key, long mi)
+static HBPF_HOT void *jit_lookup(struct jit_ctx *c, const void *key, long mi)
 {
 	return hbpf_int_lookup(&c->r, c->ops, c->arg, (int)mi, key);
 }
@@ -1402,8 +1402,8 @@ struct hbpf_jit *hbpf_jit_compile(const struct hbpf_prog *p,
 
 #endif
 
-int hbpf_jit_run_on(const struct hbpf_jit *jt, void *arg, const void *ctx,
-		    uint64_t *stack, uint64_t *ret)
+HBPF_HOT int hbpf_jit_run_on(const struct hbpf_jit *jt, void *arg,
+			     const void *ctx, uint64_t *stack, uint64_t *ret)
 {
 	struct jit_ctx c;
 	int e;
@@ -1425,8 +1425,8 @@ int hbpf_jit_run_on(const struct hbpf_jit *jt, void *arg, const void *ctx,
 	return e;
 }
 
-int hbpf_jit_run(const struct hbpf_jit *jt, void *arg, const void *ctx,
-		 uint64_t *ret)
+HBPF_HOT int hbpf_jit_run(const struct hbpf_jit *jt, void *arg, const void *ctx,
+			  uint64_t *ret)
 {
 	uint64_t stack[HBPF_STACK / 8];
 

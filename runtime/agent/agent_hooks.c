@@ -366,7 +366,7 @@ CUresult gt_primary_reset(CUdevice d)
 
 EXPORT CUresult gt_launch(LAUNCH_ARGS, void **p, void **x)
 	__asm__("cuLaunchKernel");
-CUresult gt_launch(LAUNCH_ARGS, void **p, void **x)
+AGENT_HOT CUresult gt_launch(LAUNCH_ARGS, void **p, void **x)
 {
 	struct agent_launch l = { AGENT_L_KERNEL, false, f, gx, gy, gz, bx, by,
 				  bz, shmem, s, NULL, p, x };
@@ -377,7 +377,7 @@ CUresult gt_launch(LAUNCH_ARGS, void **p, void **x)
 
 EXPORT CUresult gt_launch_ptsz(LAUNCH_ARGS, void **p, void **x)
 	__asm__("cuLaunchKernel_ptsz");
-CUresult gt_launch_ptsz(LAUNCH_ARGS, void **p, void **x)
+AGENT_HOT CUresult gt_launch_ptsz(LAUNCH_ARGS, void **p, void **x)
 {
 	struct agent_launch l = { AGENT_L_KERNEL, true, f, gx, gy, gz, bx, by,
 				  bz, shmem, s, NULL, p, x };
@@ -388,7 +388,7 @@ CUresult gt_launch_ptsz(LAUNCH_ARGS, void **p, void **x)
 
 EXPORT CUresult gt_launch_coop(LAUNCH_ARGS, void **p)
 	__asm__("cuLaunchCooperativeKernel");
-CUresult gt_launch_coop(LAUNCH_ARGS, void **p)
+AGENT_HOT CUresult gt_launch_coop(LAUNCH_ARGS, void **p)
 {
 	struct agent_launch l = { AGENT_L_COOP, false, f, gx, gy, gz, bx, by,
 				  bz, shmem, s, NULL, p, NULL };
@@ -399,7 +399,7 @@ CUresult gt_launch_coop(LAUNCH_ARGS, void **p)
 
 EXPORT CUresult gt_launch_coop_ptsz(LAUNCH_ARGS, void **p)
 	__asm__("cuLaunchCooperativeKernel_ptsz");
-CUresult gt_launch_coop_ptsz(LAUNCH_ARGS, void **p)
+AGENT_HOT CUresult gt_launch_coop_ptsz(LAUNCH_ARGS, void **p)
 {
 	struct agent_launch l = { AGENT_L_COOP, true, f, gx, gy, gz, bx, by,
 				  bz, shmem, s, NULL, p, NULL };
@@ -410,8 +410,9 @@ CUresult gt_launch_coop_ptsz(LAUNCH_ARGS, void **p)
 
 /* A cuLaunchKernelEx launch: its geometry, shared memory and stream
  * from the config, where the other forms have them as arguments. */
-static struct agent_launch launch_ex(const CUlaunchConfig *c, CUfunction f,
-				     void **p, void **x, bool ptsz)
+static AGENT_HOT struct agent_launch launch_ex(const CUlaunchConfig *c,
+					       CUfunction f, void **p,
+					       void **x, bool ptsz)
 {
 	struct agent_launch l = { .form = AGENT_L_EX, .ptsz = ptsz, .f = f,
 				  .config = c, .params = p, .extra = x };
@@ -431,8 +432,8 @@ static struct agent_launch launch_ex(const CUlaunchConfig *c, CUfunction f,
 
 EXPORT CUresult gt_launch_ex(const CUlaunchConfig *, CUfunction, void **,
 			     void **) __asm__("cuLaunchKernelEx");
-CUresult gt_launch_ex(const CUlaunchConfig *c, CUfunction f, void **p,
-		      void **x)
+AGENT_HOT CUresult gt_launch_ex(const CUlaunchConfig *c, CUfunction f,
+				void **p, void **x)
 {
 	struct agent_launch l = launch_ex(c, f, p, x, false);
 
@@ -443,8 +444,8 @@ CUresult gt_launch_ex(const CUlaunchConfig *c, CUfunction f, void **p,
 EXPORT CUresult gt_launch_ex_ptsz(const CUlaunchConfig *, CUfunction,
 				  void **, void **)
 	__asm__("cuLaunchKernelEx_ptsz");
-CUresult gt_launch_ex_ptsz(const CUlaunchConfig *c, CUfunction f, void **p,
-			   void **x)
+AGENT_HOT CUresult gt_launch_ex_ptsz(const CUlaunchConfig *c, CUfunction f,
+				     void **p, void **x)
 {
 	struct agent_launch l = launch_ex(c, f, p, x, true);
 

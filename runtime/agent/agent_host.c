@@ -105,14 +105,14 @@ static __thread int me_gen;
 static uint64_t *told;
 static size_t ntold;
 
-static uint8_t *slot_at(const struct himg *h, uint32_t i)
+static AGENT_HOT uint8_t *slot_at(const struct himg *h, uint32_t i)
 {
 	return h->data + DEVRT_LINE + (uint64_t)i * h->d.slot_bytes;
 }
 
 /* Keys are 8-aligned words on the program's stack: hashed a word at a
  * time (any hash will do: the tracer reads every slot). */
-static uint64_t hash_key(const void *k, size_t n)
+static AGENT_HOT uint64_t hash_key(const void *k, size_t n)
 {
 	const uint8_t *p = k;
 	uint64_t h = KNAME_FNV_OFF, w;
@@ -130,7 +130,7 @@ static uint64_t hash_key(const void *k, size_t n)
 
 /* Keys are compared a word at a time too: memcmp of a size known only
  * here is a libc call that walks 64 bytes of a kernel's name. */
-static bool key_eq(const uint8_t *a, const uint8_t *b, size_t n)
+static AGENT_HOT bool key_eq(const uint8_t *a, const uint8_t *b, size_t n)
 {
 	uint64_t x, y, diff = 0;
 	size_t i;
@@ -144,7 +144,7 @@ static bool key_eq(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 /* The value words of KEY's slot in H; INSERT: claim one.  NULL: full. */
-static uint64_t *find(struct himg *h, const void *key, bool insert)
+static AGENT_HOT uint64_t *find(struct himg *h, const void *key, bool insert)
 {
 	uint32_t ks = h->d.key_size, cap = h->d.capacity, i;
 	size_t klen = (ks + 7) / 8 * 8;
@@ -186,7 +186,8 @@ static uint64_t *find(struct himg *h, const void *key, bool insert)
 	return NULL;
 }
 
-static struct hthread *thread_new(void)
+/* a thread's first run (or a new session's): out of the hot path */
+static AGENT_COLD struct hthread *thread_new(void)
 {
 	struct hthread *t = calloc(1, sizeof(*t));
 
@@ -241,7 +242,7 @@ static struct hthread *thread_new(void)
 }
 
 /* This thread's state (a fork child starts its own: pids changed). */
-static struct hthread *self(void)
+static AGENT_HOT struct hthread *self(void)
 {
 	if (me && me_pid == agent.pid &&
 	    me_gen == __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE))
@@ -307,15 +308,13 @@ static uint64_t glob_bits(const struct agent_kernel *k)
 	return v;
 }
 
-/* .cuda_names[handle]: the kernel's key and bits, as the kernel path's */
-static void *names_lookup(struct hthread *t, uint64_t handle)
+/* A names cache miss: slot C filled for HANDLE (out of the hot path) */
+static AGENT_COLD void *names_fill(struct hthread *t, unsigned c,
+				   uint64_t handle)
 {
-	unsigned c = (unsigned)((handle >> 4) ^ (handle >> 12)) % NAMES_CACHE;
 	const struct agent_kernel *k;
 	uint64_t bits = 0;
 
-	if (t->names[c].handle == handle && handle)
-		return t->names[c].unknown ? NULL : t->names[c].val;
 	k = agent_kernel_get((uintptr_t)handle);
 	if (!k)
 		return NULL;
@@ -338,7 +337,17 @@ static void *names_lookup(struct hthread *t, uint64_t handle)
 	return t->names[c].val;
 }
 
-static void *h_lookup(void *arg, int map, const void *key)
+/* .cuda_names[handle]: the kernel's key and bits, as the kernel path's */
+static AGENT_HOT void *names_lookup(struct hthread *t, uint64_t handle)
+{
+	unsigned c = (unsigned)((handle >> 4) ^ (handle >> 12)) % NAMES_CACHE;
+
+	if (t->names[c].handle == handle && handle)
+		return t->names[c].unknown ? NULL : t->names[c].val;
+	return names_fill(t, c, handle);
+}
+
+static AGENT_HOT void *h_lookup(void *arg, int map, const void *key)
 {
 	struct hrun *r = arg;
 	const struct agent_hmap *m = &r->t->hm[map];
@@ -370,8 +379,8 @@ static void *h_lookup(void *arg, int map, const void *key)
 	return NULL;
 }
 
-static long h_update(void *arg, int map, const void *key, const void *val,
-		     uint64_t flags)
+static AGENT_HOT long h_update(void *arg, int map, const void *key,
+			       const void *val, uint64_t flags)
 {
 	struct hrun *r = arg;
 	const struct agent_hmap *m = &r->t->hm[map];
@@ -498,7 +507,7 @@ static uint64_t h_ktime(void *arg)
 	return agent_now_ns();
 }
 
-static uint64_t h_pid_tgid(void *arg)
+static AGENT_HOT uint64_t h_pid_tgid(void *arg)
 {
 	return ((const struct hrun *)arg)->t->pid_tgid;
 }
@@ -646,8 +655,8 @@ void agent_host_init(void)
 
 /* ------------------------------------------------------------- runs -- */
 
-static void run_entry(const struct hset *h, uint32_t e, struct hrun *r,
-		      const struct pt_regs *regs)
+static AGENT_HOT void run_entry(const struct hset *h, uint32_t e,
+				struct hrun *r, const struct pt_regs *regs)
 {
 	uint64_t ret;
 
@@ -663,7 +672,7 @@ static void run_entry(const struct hset *h, uint32_t e, struct hrun *r,
 	}
 }
 
-void agent_host_launch(const struct agent_launch *l)
+AGENT_HOT void agent_host_launch(const struct agent_launch *l)
 {
 	static const uint32_t entry[3][2] = {
 		[AGENT_L_KERNEL] = { AGENT_HE_LAUNCH, AGENT_HE_LAUNCH_PTSZ },

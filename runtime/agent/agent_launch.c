@@ -17,8 +17,8 @@
 
 static uint64_t launch_seq;
 
-static CUresult call_real(const struct agent_launch *l, CUfunction f,
-			  void **params, void **extra)
+static AGENT_HOT CUresult call_real(const struct agent_launch *l,
+				    CUfunction f, void **params, void **extra)
 {
 	switch (l->form) {
 	case AGENT_L_EX:
@@ -194,7 +194,7 @@ static void occupancy_tell(const struct agent_launch *l,
 		    threads, l->shmem, b < a ? ": lost to the probes" : "");
 }
 
-CUresult agent_launch(const struct agent_launch *l)
+AGENT_HOT CUresult agent_launch(const struct agent_launch *l)
 {
 	/* the thread's guard, looked up once: each access of a variable
 	 * of a shared object's TLS is a __tls_get_addr call, and the asm

@@ -22,6 +22,13 @@
 #include "gpucode/ptx.h"
 
 #define AGENT_HIDDEN __attribute__((visibility("hidden")))
+/* A launch's path: the linker puts these functions side by side
+ * (.text.hot), so a hook that comes back cold after the driver's call
+ * reads a few adjacent code lines and pages, not one each far apart. */
+#define AGENT_HOT __attribute__((hot))
+/* What such a path runs once (a thread's first call, a cache miss): out
+ * of line, so that it does not spread the hot code over more lines. */
+#define AGENT_COLD __attribute__((cold, noinline))
 
 /* ---- pure helpers (agent_util.c) ---- */
 

@@ -29,29 +29,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cupti_pcsampling.h>
-
+#include "gpucode/cupti_pcs.h"
 #include "gpucode/kname.h"
 #include "runtime/agent/agent_priv.h"
 
 #define MAX_CTX		32
 #define NPCS		2048		/* PCs per take; more: taken again */
 #define MAX_TAKES	64		/* per context and flush */
-#define SCRATCH_BYTES	(2u << 20)
-#define HW_BYTES	(64u << 20)
 #define CACHE_SLOTS	4096		/* kernel names */
 #define STALL_PREFIX	"smsp__pcsamp_warps_issue_stalled_"
 #define SAMP_PREFIX	"smsp__pcsamp_"
 
-static struct {
-	CUptiResult (*enable)(CUpti_PCSamplingEnableParams *);
-	CUptiResult (*disable)(CUpti_PCSamplingDisableParams *);
-	CUptiResult (*set_attr)(CUpti_PCSamplingConfigurationInfoParams *);
-	CUptiResult (*get_data)(CUpti_PCSamplingGetDataParams *);
-	CUptiResult (*nstalls)(CUpti_PCSamplingGetNumStallReasonsParams *);
-	CUptiResult (*stalls)(CUpti_PCSamplingGetStallReasonsParams *);
-	CUptiResult (*result_string)(CUptiResult, const char **);
-} pcs;
+static struct cupti_pcs pcs;
 
 struct sctx {
 	CUcontext ctx;
@@ -120,23 +109,15 @@ void agent_sample_load(void)
 	agent_in_hook++;	/* CUPTI's own driver calls are not the app's */
 	h = agent_cupti_open();
 	agent_in_hook--;
-#define SYM(f, n) (*(void **)&pcs.f = h ? dlsym(h, n) : NULL)
 	if (!h) {
 		agent_report("gpu:sample: no CUPTI library (libcupti.so) in "
 			     "this process's CUDA install: no PC samples");
-	} else if (!SYM(enable, "cuptiPCSamplingEnable") ||
-		   !SYM(disable, "cuptiPCSamplingDisable") ||
-		   !SYM(set_attr, "cuptiPCSamplingSetConfigurationAttribute") ||
-		   !SYM(get_data, "cuptiPCSamplingGetData") ||
-		   !SYM(nstalls, "cuptiPCSamplingGetNumStallReasons") ||
-		   !SYM(stalls, "cuptiPCSamplingGetStallReasons")) {
+	} else if (cupti_pcs_load(h, &pcs)) {
 		agent_report("gpu:sample: the CUPTI library lacks the PC "
 			     "sampling API (CUDA 11.3 or later): no PC samples");
 	} else {
-		SYM(result_string, "cuptiGetResultString");
 		loaded = 1;
 	}
-#undef SYM
 	pthread_mutex_unlock(&lock);
 }
 
@@ -249,39 +230,6 @@ static CUptiResult stall_names(struct sctx *c)
 	return CUPTI_SUCCESS;
 }
 
-static CUptiResult configure(struct sctx *c)
-{
-	CUpti_PCSamplingConfigurationInfo a[8];
-	CUpti_PCSamplingConfigurationInfoParams p = {
-		.size = CUpti_PCSamplingConfigurationInfoParamsSize,
-		.ctx = c->ctx, .pPCSamplingConfigurationInfo = a,
-	};
-	int n = 0;
-
-	memset(a, 0, sizeof(a));
-#define ATTR(t)	(a[n].attributeType = \
-		 CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_##t, &a[n++].attributeData)
-	ATTR(SAMPLING_PERIOD)->samplingPeriodData.samplingPeriod =
-		agent.cfg.sample_period;
-	ATTR(STALL_REASON)->stallReasonData.stallReasonCount = c->nstall;
-	a[n - 1].attributeData.stallReasonData.pStallReasonIndex = c->index;
-	ATTR(SCRATCH_BUFFER_SIZE)->scratchBufferSizeData.scratchBufferSize =
-		SCRATCH_BYTES;
-	ATTR(HARDWARE_BUFFER_SIZE)->hardwareBufferSizeData.hardwareBufferSize =
-		HW_BYTES;
-	ATTR(COLLECTION_MODE)->collectionModeData.collectionMode =
-		CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
-	ATTR(ENABLE_START_STOP_CONTROL)->enableStartStopControlData
-		.enableStartStopControl = 0;
-	ATTR(OUTPUT_DATA_FORMAT)->outputDataFormatData.outputDataFormat =
-		CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
-	ATTR(SAMPLING_DATA_BUFFER)->samplingDataBufferData.samplingDataBuffer =
-		&c->cfg;
-#undef ATTR
-	p.numAttributes = n;
-	return pcs.set_attr(&p);
-}
-
 /* PC sampling on in C (lock held, agent_in_hook raised). */
 static void enable(struct sctx *c)
 {
@@ -313,7 +261,8 @@ static void enable(struct sctx *c)
 	    (data_alloc(&c->cfg, c->nstall) || data_alloc(&c->take, c->nstall)))
 		r = CUPTI_ERROR_OUT_OF_MEMORY;
 	if (r == CUPTI_SUCCESS)
-		r = configure(c);
+		r = cupti_pcs_configure(&pcs, c->ctx, agent.cfg.sample_period,
+					c->nstall, c->index, &c->cfg);
 	if (r != CUPTI_SUCCESS) {
 		refused(c, "the PC sampling configuration", r);
 		pcs.disable(&dp);
@@ -369,7 +318,7 @@ void agent_sample_ctx(CUcontext ctx)
 	pthread_mutex_unlock(&lock);
 }
 
-void agent_sample_current(void)
+AGENT_HOT void agent_sample_current(void)
 {
 	CUcontext cur = NULL;
 

@@ -4,7 +4,9 @@
  *
  *   launches [-s] [-o FILE]        the test workload
  *   launches -b SECONDS            benchmark: empty kernels, launches/s
- *   launches -C MODE -b SECONDS    the same under CUPTI alone (cupti_floor.h)
+ *   launches -C MODE -b SECONDS    the same under CUPTI alone: MODE kernel
+ *                                  or latency (cupti_floor.h), pcs or
+ *                                  pcs:PERIOD (PC sampling, cupti_pcfloor.h)
  *
  * The workload launches, with fixed grids:
  *   gt::vadd<float>  grid 64, block 256   10 times  (runtime API, <<<>>>)
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "cupti_floor.h"
+#include "cupti_pcfloor.h"
 #include "gpu_check.h"
 
 namespace gt {
@@ -82,13 +85,15 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Empty-kernel launches per second for SECONDS. */
-static int bench(double seconds)
+/* Empty-kernel launches per second for SECONDS (PCS: PC sampling on). */
+static int bench(double seconds, bool pcs)
 {
 	double t0, t;
 	long n = 0;
 
 	CK(cudaFree(0));
+	if (pcs && cupti_pcfloor_start())
+		return 1;
 	empty<<<1, 32>>>();
 	CK(cudaDeviceSynchronize());
 	t0 = now();
@@ -132,15 +137,21 @@ int main(int argc, char **argv)
 		case 'C':
 			cupti = optarg;
 			break;
-		case 'b':
-			if (cupti && cupti_floor_start(cupti))
+		case 'b': {
+			bool pcs = cupti && !strncmp(cupti, "pcs", 3);
+
+			if (cupti && (pcs ? cupti_pcfloor_open(cupti) :
+				      cupti_floor_start(cupti)))
 				return 1;
-			c = bench(atof(optarg));
-			if (cupti)
+			c = bench(atof(optarg), pcs);
+			if (pcs && !c)
+				cupti_pcfloor_stop();
+			else if (cupti && !c)
 				cupti_floor_stop();
 			return c;
+		}
 		default:
-			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency] -b SECONDS\n");
+			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency|pcs[:PERIOD]] -b SECONDS\n");
 			return 2;
 		}
 	}

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CUPTI's PC sampling alone, as gpu:sample configures it (the same
+ * gpucode/cupti_pcs.h), without gputrace: for bench/sample's launch row
+ * (launches -C pcs[:PERIOD] -b SECONDS).  Every stall reason, turned on
+ * in the primary context once CUDA is up (PC sampling is per context),
+ * and a thread that takes the data every 100 ms with
+ * cuptiPCSamplingGetData, as the agent's thread does: what PC sampling
+ * costs a launch whatever its client does.  libcupti is opened at run time, as the agent opens it.
+ * At the end, on stdout: "cupti: N samples, D dropped".
+ */
+#include <pthread.h>
+
+#include "../../gpucode/cupti_pcs.h"
+
+#define PF_PCS	512
+
+static struct {
+	struct cupti_pcs api;
+	uint32_t period;
+	CUcontext ctx;
+	size_t nstall;
+	uint32_t *index;
+	char **names;
+	CUpti_PCSamplingData cfg, take;
+	unsigned long samples, dropped;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	volatile int quit;
+} pf = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Before CUDA is initialised: MODE "pcs" or "pcs:PERIOD"; 0, or 1. */
+static int cupti_pcfloor_open(const char *mode)
+{
+	void *h = cupti_open_lib();
+
+	pf.period = 20;
+	if (mode[3] == ':')
+		pf.period = (uint32_t)atoi(mode + 4);
+	else if (mode[3]) {
+		fprintf(stderr, "launches: -C pcs or -C pcs:PERIOD\n");
+		return 1;
+	}
+	if (!h) {
+		fprintf(stderr, "launches: no libcupti: %s\n", dlerror());
+		return 1;
+	}
+	if (cupti_pcs_load(h, &pf.api)) {
+		fprintf(stderr, "launches: libcupti lacks PC sampling\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int pf_data(CUpti_PCSamplingData *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->collectNumPcs = PF_PCS;
+	d->pPcData = (CUpti_PCSamplingPCData *)calloc(PF_PCS,
+						      sizeof(*d->pPcData));
+	if (!d->pPcData)
+		return -1;
+	for (size_t i = 0; i < PF_PCS; i++) {
+		d->pPcData[i].size = sizeof(d->pPcData[i]);
+		d->pPcData[i].stallReason = (CUpti_PCSamplingStallReason *)
+			calloc(pf.nstall + 1, sizeof(CUpti_PCSamplingStallReason));
+		if (!d->pPcData[i].stallReason)
+			return -1;
+	}
+	return 0;
+}
+
+/* What CUPTI holds, counted (pf.lock held). */
+static void pf_take(void)
+{
+	CUpti_PCSamplingGetDataParams p = {};
+
+	p.size = CUpti_PCSamplingGetDataParamsSize;
+	p.ctx = pf.ctx;
+	p.pcSamplingData = &pf.take;
+	for (int t = 0; t < 64; t++) {
+		pf.take.totalNumPcs = pf.take.remainingNumPcs = 0;
+		pf.take.totalSamples = pf.take.droppedSamples = 0;
+		CUptiResult r = pf.api.get_data(&p);
+
+		if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY)
+			return;
+		pf.samples += pf.take.totalSamples;
+		pf.dropped += pf.take.droppedSamples;
+		if (!pf.take.remainingNumPcs)
+			return;
+	}
+}
+
+static void *pf_taker(void *arg)
+{
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+	(void)arg;
+	while (!pf.quit) {
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&pf.lock);
+		pf_take();
+		pthread_mutex_unlock(&pf.lock);
+	}
+	return NULL;
+}
+
+/* In the current context, CUDA up: PC sampling on; 0, or 1. */
+static int cupti_pcfloor_start(void)
+{
+	CUpti_PCSamplingEnableParams ep = {};
+	CUpti_PCSamplingGetNumStallReasonsParams np = {};
+	CUpti_PCSamplingGetStallReasonsParams sp = {};
+
+	if (cuCtxGetCurrent(&pf.ctx) != CUDA_SUCCESS || !pf.ctx) {
+		fprintf(stderr, "launches: no current context\n");
+		return 1;
+	}
+	ep.size = CUpti_PCSamplingEnableParamsSize;
+	ep.ctx = pf.ctx;
+	np.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
+	np.ctx = pf.ctx;
+	np.numStallReasons = &pf.nstall;
+	if (pf.api.enable(&ep) != CUPTI_SUCCESS ||
+	    pf.api.nstalls(&np) != CUPTI_SUCCESS) {
+		fprintf(stderr, "launches: CUPTI refused PC sampling\n");
+		return 1;
+	}
+	pf.index = (uint32_t *)calloc(pf.nstall + 1, sizeof(*pf.index));
+	pf.names = (char **)calloc(pf.nstall + 1, sizeof(*pf.names));
+	for (size_t i = 0; pf.names && i < pf.nstall; i++)
+		pf.names[i] = (char *)calloc(1, CUPTI_STALL_REASON_STRING_SIZE);
+	sp.size = CUpti_PCSamplingGetStallReasonsParamsSize;
+	sp.ctx = pf.ctx;
+	sp.numStallReasons = pf.nstall;
+	sp.stallReasonIndex = pf.index;
+	sp.stallReasons = pf.names;
+	if (!pf.index || !pf.names || pf.api.stalls(&sp) != CUPTI_SUCCESS ||
+	    pf_data(&pf.cfg) || pf_data(&pf.take)) {
+		fprintf(stderr, "launches: no stall reasons\n");
+		return 1;
+	}
+	if (cupti_pcs_configure(&pf.api, pf.ctx, pf.period, pf.nstall, pf.index,
+				&pf.cfg) != CUPTI_SUCCESS) {
+		fprintf(stderr, "launches: CUPTI refused the configuration\n");
+		return 1;
+	}
+	if (pthread_create(&pf.thread, NULL, pf_taker, NULL)) {
+		fprintf(stderr, "launches: no thread\n");
+		return 1;
+	}
+	return 0;
+}
+
+static void cupti_pcfloor_stop(void)
+{
+	CUpti_PCSamplingDisableParams dp = {};
+
+	cudaDeviceSynchronize();
+	pf.quit = 1;
+	pthread_join(pf.thread, NULL);
+	pf_take();
+	dp.size = CUpti_PCSamplingDisableParamsSize;
+	dp.ctx = pf.ctx;
+	pf.api.disable(&dp);
+	printf("cupti: %lu samples, %lu dropped\n", pf.samples, pf.dropped);
+	for (size_t i = 0; i < PF_PCS; i++) {
+		free(pf.cfg.pPcData[i].stallReason);
+		free(pf.take.pPcData[i].stallReason);
+	}
+	free(pf.cfg.pPcData);
+	free(pf.take.pPcData);
+	for (size_t i = 0; i < pf.nstall; i++)
+		free(pf.names[i]);
+	free(pf.names);
+	free(pf.index);
+}
