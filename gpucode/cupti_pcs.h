@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CUPTI's PC sampling API (cupti_pcsampling.h) as gpu:sample uses it:
- * the entry points, found in an opened libcupti, and the configuration
- * of a context (continuous mode, every stall reason, bounded buffers,
- * PARSED records into the caller's buffer).  Shared by the agent
+ * the entry points, found in an opened libcupti, a context's stall
+ * reasons, the parsed-data buffers and the configuration of a context
+ * (continuous mode, every stall reason, bounded buffers, PARSED records
+ * into the caller's buffer).  Shared by the agent
  * (runtime/agent/agent_sample.c) and the CUPTI-alone floor of
  * bench/sample (tests/gpu/cupti_pcfloor.h, built by nvcc as C++), so
  * that the floor is configured as the agent is.
@@ -12,10 +13,12 @@
 #define GT_CUPTI_PCS_H
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cupti_pcsampling.h>
 
+#define CUPTI_PCS_PCS		2048	/* PCs per take; more: taken again */
 #define CUPTI_PCS_SCRATCH	(2u << 20)
 #define CUPTI_PCS_HW		(64u << 20)	/* CUPTI's default: 512 MiB */
 
@@ -44,6 +47,86 @@ static inline int cupti_pcs_load(void *h, struct cupti_pcs *a)
 	CUPTI_PCS_SYM(result_string, "cuptiGetResultString");
 #undef CUPTI_PCS_SYM
 	return 0;
+}
+
+/*
+ * CTX's stall reasons: *N of them, their indexes and their names
+ * (CUPTI_STALL_REASON_STRING_SIZE bytes each) in arrays of *N + 1 that
+ * the caller frees, also after a failure (cupti_pcs_stalls_free).
+ */
+static inline CUptiResult cupti_pcs_stalls(const struct cupti_pcs *a,
+					   CUcontext ctx, size_t *n,
+					   uint32_t **index, char ***names)
+{
+	CUpti_PCSamplingGetNumStallReasonsParams np;
+	CUpti_PCSamplingGetStallReasonsParams sp;
+	CUptiResult r;
+
+	memset(&np, 0, sizeof(np));
+	memset(&sp, 0, sizeof(sp));
+	*n = 0;
+	*index = NULL;
+	*names = NULL;
+	np.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
+	np.ctx = ctx;
+	np.numStallReasons = n;
+	r = a->nstalls(&np);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	*index = (uint32_t *)calloc(*n + 1, sizeof(**index));
+	*names = (char **)calloc(*n + 1, sizeof(**names));
+	if (!*index || !*names)
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	for (size_t i = 0; i < *n; i++)
+		if (!((*names)[i] = (char *)calloc(1,
+					CUPTI_STALL_REASON_STRING_SIZE)))
+			return CUPTI_ERROR_OUT_OF_MEMORY;
+	sp.size = CUpti_PCSamplingGetStallReasonsParamsSize;
+	sp.ctx = ctx;
+	sp.numStallReasons = *n;
+	sp.stallReasonIndex = *index;
+	sp.stallReasons = *names;
+	return a->stalls(&sp);
+}
+
+static inline void cupti_pcs_stalls_free(size_t n, uint32_t *index,
+					 char **names)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(index);
+}
+
+/* D: a parsed-data buffer of NPCS PCs, NSTALL stall reasons each; 0,
+ * or -1 (what was allocated is for cupti_pcs_data_free all the same). */
+static inline int cupti_pcs_data_alloc(CUpti_PCSamplingData *d, size_t npcs,
+				       size_t nstall)
+{
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	d->collectNumPcs = npcs;
+	d->pPcData = (CUpti_PCSamplingPCData *)calloc(npcs,
+						      sizeof(*d->pPcData));
+	if (!d->pPcData)
+		return -1;
+	for (size_t i = 0; i < npcs; i++) {
+		d->pPcData[i].size = sizeof(d->pPcData[i]);
+		d->pPcData[i].stallReason = (CUpti_PCSamplingStallReason *)
+			calloc(nstall ? nstall : 1,
+			       sizeof(*d->pPcData[i].stallReason));
+		if (!d->pPcData[i].stallReason)
+			return -1;
+	}
+	return 0;
+}
+
+static inline void cupti_pcs_data_free(CUpti_PCSamplingData *d)
+{
+	for (size_t i = 0; d->pPcData && i < d->collectNumPcs; i++)
+		free(d->pPcData[i].stallReason);
+	free(d->pPcData);
+	d->pPcData = NULL;
 }
 
 /*

@@ -7,14 +7,14 @@
  * agent sees in a context (on the launching thread, once; the launch
  * then runs sampled).  CUPTI's own threads move the hardware's samples
  * into its scratch buffer; the agent's thread takes them with
- * cuptiPCSamplingGetData() every SAMPLE_MS (never a synchronisation of
- * the application's streams: the API does none), at each snapshot and
- * at exit, and calls gputrace_sample(rec, stall) once per (kernel, PC,
- * stall reason) with the samples counted since the last take; the
- * tracer's uprobe is there.  Memory is bounded: two parsed-data buffers
- * of NPCS PCs per context, a 2 MiB scratch buffer and a 64 MiB hardware
- * buffer (CUPTI's default is 512 MiB); samples the hardware drops are
- * counted and reported at exit.
+ * cuptiPCSamplingGetData() every COMPLETE_MS (agent_serve.c; never a
+ * synchronisation of the application's streams: the API does none), at
+ * each snapshot and at exit, and calls gputrace_sample(rec, stall) once
+ * per (kernel, PC, stall reason) with the samples counted since the
+ * last take; the tracer's uprobe is there.  Memory is bounded (gpucode/cupti_pcs.h):
+ * two parsed-data buffers of 2048 PCs per context, a 2 MiB scratch
+ * buffer and a 64 MiB hardware buffer (CUPTI's default is 512 MiB);
+ * samples the hardware drops are counted and reported at exit.
  *
  * Refusals are one line each and the target runs on unsampled: no
  * CUPTI, a GPU or driver without PC sampling, no profiling permission,
@@ -34,7 +34,6 @@
 #include "runtime/agent/agent_priv.h"
 
 #define MAX_CTX		32
-#define NPCS		2048		/* PCs per take; more: taken again */
 #define MAX_TAKES	64		/* per context and flush */
 #define CACHE_SLOTS	4096		/* kernel names */
 #define STALL_PREFIX	"smsp__pcsamp_warps_issue_stalled_"
@@ -150,71 +149,21 @@ static void refused(const struct sctx *c, const char *what, CUptiResult r)
 	}
 }
 
-/* A parsed-data buffer of NPCS PCs with N stall reasons each. */
-static int data_alloc(CUpti_PCSamplingData *d, size_t n)
-{
-	memset(d, 0, sizeof(*d));
-	d->size = sizeof(*d);
-	d->collectNumPcs = NPCS;
-	d->pPcData = calloc(NPCS, sizeof(*d->pPcData));
-	if (!d->pPcData)
-		return -1;
-	for (size_t i = 0; i < NPCS; i++) {
-		d->pPcData[i].size = sizeof(d->pPcData[i]);
-		d->pPcData[i].stallReason = calloc(n ? n : 1,
-					sizeof(*d->pPcData[i].stallReason));
-		if (!d->pPcData[i].stallReason)
-			return -1;
-	}
-	return 0;
-}
-
-static void data_free(CUpti_PCSamplingData *d)
-{
-	for (size_t i = 0; d->pPcData && i < NPCS; i++)
-		free(d->pPcData[i].stallReason);
-	free(d->pPcData);
-	d->pPcData = NULL;
-}
-
 static void ctx_free(struct sctx *c)
 {
-	for (size_t i = 0; c->names && i < c->nstall; i++)
-		free(c->names[i]);
-	free(c->names);
-	free(c->index);
+	cupti_pcs_stalls_free(c->nstall, c->index, c->names);
 	c->names = NULL;
 	c->index = NULL;
-	data_free(&c->cfg);
-	data_free(&c->take);
+	cupti_pcs_data_free(&c->cfg);
+	cupti_pcs_data_free(&c->take);
 }
 
 /* CUPTI's stall reasons for C, their names without the metric prefix. */
 static CUptiResult stall_names(struct sctx *c)
 {
-	CUpti_PCSamplingGetNumStallReasonsParams np = {
-		.size = CUpti_PCSamplingGetNumStallReasonsParamsSize,
-		.ctx = c->ctx, .numStallReasons = &c->nstall,
-	};
-	CUpti_PCSamplingGetStallReasonsParams sp = {
-		.size = CUpti_PCSamplingGetStallReasonsParamsSize,
-		.ctx = c->ctx,
-	};
-	CUptiResult r = pcs.nstalls(&np);
+	CUptiResult r = cupti_pcs_stalls(&pcs, c->ctx, &c->nstall, &c->index,
+					 &c->names);
 
-	if (r != CUPTI_SUCCESS)
-		return r;
-	c->index = calloc(c->nstall + 1, sizeof(*c->index));
-	c->names = calloc(c->nstall + 1, sizeof(*c->names));
-	if (!c->index || !c->names)
-		return CUPTI_ERROR_OUT_OF_MEMORY;
-	for (size_t i = 0; i < c->nstall; i++)
-		if (!(c->names[i] = calloc(1, CUPTI_STALL_REASON_STRING_SIZE)))
-			return CUPTI_ERROR_OUT_OF_MEMORY;
-	sp.numStallReasons = c->nstall;
-	sp.stallReasonIndex = c->index;
-	sp.stallReasons = c->names;
-	r = pcs.stalls(&sp);
 	if (r != CUPTI_SUCCESS)
 		return r;
 	for (size_t i = 0; i < c->nstall; i++) {
@@ -258,7 +207,8 @@ static void enable(struct sctx *c)
 	}
 	r = stall_names(c);
 	if (r == CUPTI_SUCCESS &&
-	    (data_alloc(&c->cfg, c->nstall) || data_alloc(&c->take, c->nstall)))
+	    (cupti_pcs_data_alloc(&c->cfg, CUPTI_PCS_PCS, c->nstall) ||
+	     cupti_pcs_data_alloc(&c->take, CUPTI_PCS_PCS, c->nstall)))
 		r = CUPTI_ERROR_OUT_OF_MEMORY;
 	if (r == CUPTI_SUCCESS)
 		r = cupti_pcs_configure(&pcs, c->ctx, agent.cfg.sample_period,
@@ -392,7 +342,8 @@ static bool subset_reason(const char *name)
 /* Every (PC, stall reason) of D with samples, to the tracer. */
 static void deliver(const struct sctx *c, const CUpti_PCSamplingData *d)
 {
-	size_t n = d->totalNumPcs < NPCS ? d->totalNumPcs : NPCS;
+	size_t n = d->totalNumPcs < CUPTI_PCS_PCS ? d->totalNumPcs :
+		   CUPTI_PCS_PCS;
 
 	for (size_t i = 0; i < n; i++) {
 		const CUpti_PCSamplingPCData *pc = &d->pPcData[i];
@@ -425,7 +376,7 @@ static void deliver(const struct sctx *c, const CUpti_PCSamplingData *d)
 	nonuser += d->nonUsrKernelsTotalSamples;
 }
 
-/* Take what CUPTI holds for C, in NPCS-PC pieces (lock held). */
+/* Take what CUPTI holds for C, CUPTI_PCS_PCS PCs a piece (lock held). */
 static void take(struct sctx *c)
 {
 	CUpti_PCSamplingGetDataParams p = {

@@ -13,8 +13,6 @@
 
 #include "../../gpucode/cupti_pcs.h"
 
-#define PF_PCS	512
-
 static struct {
 	struct cupti_pcs api;
 	uint32_t period;
@@ -48,25 +46,6 @@ static int cupti_pcfloor_open(const char *mode)
 	if (cupti_pcs_load(h, &pf.api)) {
 		fprintf(stderr, "launches: libcupti lacks PC sampling\n");
 		return 1;
-	}
-	return 0;
-}
-
-static int pf_data(CUpti_PCSamplingData *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->size = sizeof(*d);
-	d->collectNumPcs = PF_PCS;
-	d->pPcData = (CUpti_PCSamplingPCData *)calloc(PF_PCS,
-						      sizeof(*d->pPcData));
-	if (!d->pPcData)
-		return -1;
-	for (size_t i = 0; i < PF_PCS; i++) {
-		d->pPcData[i].size = sizeof(d->pPcData[i]);
-		d->pPcData[i].stallReason = (CUpti_PCSamplingStallReason *)
-			calloc(pf.nstall + 1, sizeof(CUpti_PCSamplingStallReason));
-		if (!d->pPcData[i].stallReason)
-			return -1;
 	}
 	return 0;
 }
@@ -111,8 +90,6 @@ static void *pf_taker(void *arg)
 static int cupti_pcfloor_start(void)
 {
 	CUpti_PCSamplingEnableParams ep = {};
-	CUpti_PCSamplingGetNumStallReasonsParams np = {};
-	CUpti_PCSamplingGetStallReasonsParams sp = {};
 
 	if (cuCtxGetCurrent(&pf.ctx) != CUDA_SUCCESS || !pf.ctx) {
 		fprintf(stderr, "launches: no current context\n");
@@ -120,25 +97,14 @@ static int cupti_pcfloor_start(void)
 	}
 	ep.size = CUpti_PCSamplingEnableParamsSize;
 	ep.ctx = pf.ctx;
-	np.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
-	np.ctx = pf.ctx;
-	np.numStallReasons = &pf.nstall;
-	if (pf.api.enable(&ep) != CUPTI_SUCCESS ||
-	    pf.api.nstalls(&np) != CUPTI_SUCCESS) {
+	if (pf.api.enable(&ep) != CUPTI_SUCCESS) {
 		fprintf(stderr, "launches: CUPTI refused PC sampling\n");
 		return 1;
 	}
-	pf.index = (uint32_t *)calloc(pf.nstall + 1, sizeof(*pf.index));
-	pf.names = (char **)calloc(pf.nstall + 1, sizeof(*pf.names));
-	for (size_t i = 0; pf.names && i < pf.nstall; i++)
-		pf.names[i] = (char *)calloc(1, CUPTI_STALL_REASON_STRING_SIZE);
-	sp.size = CUpti_PCSamplingGetStallReasonsParamsSize;
-	sp.ctx = pf.ctx;
-	sp.numStallReasons = pf.nstall;
-	sp.stallReasonIndex = pf.index;
-	sp.stallReasons = pf.names;
-	if (!pf.index || !pf.names || pf.api.stalls(&sp) != CUPTI_SUCCESS ||
-	    pf_data(&pf.cfg) || pf_data(&pf.take)) {
+	if (cupti_pcs_stalls(&pf.api, pf.ctx, &pf.nstall, &pf.index,
+			     &pf.names) != CUPTI_SUCCESS ||
+	    cupti_pcs_data_alloc(&pf.cfg, CUPTI_PCS_PCS, pf.nstall) ||
+	    cupti_pcs_data_alloc(&pf.take, CUPTI_PCS_PCS, pf.nstall)) {
 		fprintf(stderr, "launches: no stall reasons\n");
 		return 1;
 	}
@@ -166,14 +132,7 @@ static void cupti_pcfloor_stop(void)
 	dp.ctx = pf.ctx;
 	pf.api.disable(&dp);
 	printf("cupti: %lu samples, %lu dropped\n", pf.samples, pf.dropped);
-	for (size_t i = 0; i < PF_PCS; i++) {
-		free(pf.cfg.pPcData[i].stallReason);
-		free(pf.take.pPcData[i].stallReason);
-	}
-	free(pf.cfg.pPcData);
-	free(pf.take.pPcData);
-	for (size_t i = 0; i < pf.nstall; i++)
-		free(pf.names[i]);
-	free(pf.names);
-	free(pf.index);
+	cupti_pcs_data_free(&pf.cfg);
+	cupti_pcs_data_free(&pf.take);
+	cupti_pcs_stalls_free(pf.nstall, pf.index, pf.names);
 }
