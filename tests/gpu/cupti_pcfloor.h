@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
  * CUPTI's PC sampling alone, as gpu:sample configures it (the same
- * gpucode/cupti_pcs.h), without gputrace: for bench/sample's launch row
- * (launches -C pcs[:PERIOD] -b SECONDS).  Every stall reason, turned on
- * in the primary context once CUDA is up (PC sampling is per context),
- * and a thread that takes the data every 100 ms with
+ * gpucode/cupti_pcs.h), without gputrace: bench/sample's CUPTI-alone
+ * floor, for its launch row (launches -C pcs[:PERIOD] -b SECONDS) and
+ * its whole programs (cupti_pcfloor_so.c, preloaded).  Every stall
+ * reason, turned on in a context once CUDA is up (PC sampling is per
+ * context), and a thread that takes the data every 100 ms with
  * cuptiPCSamplingGetData, as the agent's thread does: what PC sampling
- * costs a launch whatever its client does.  libcupti is opened at run time, as the agent opens it.
- * At the end, on stdout: "cupti: N samples, D dropped".
+ * costs whatever its client does.  libcupti is opened at run time, as
+ * the agent opens it; driver API only, so that C can include it.
+ * At the stop, on the FILE given: "cupti: N samples, D dropped".
  */
+#include <cuda.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <time.h>
 
+#include "../../gpucode/cupti_open.h"
 #include "../../gpucode/cupti_pcs.h"
 
 static struct {
@@ -36,15 +42,15 @@ static int cupti_pcfloor_open(const char *mode)
 	if (mode[3] == ':')
 		pf.period = (uint32_t)atoi(mode + 4);
 	else if (mode[3]) {
-		fprintf(stderr, "launches: -C pcs or -C pcs:PERIOD\n");
+		fprintf(stderr, "pcfloor: -C pcs or -C pcs:PERIOD\n");
 		return 1;
 	}
 	if (!h) {
-		fprintf(stderr, "launches: no libcupti: %s\n", dlerror());
+		fprintf(stderr, "pcfloor: no libcupti: %s\n", dlerror());
 		return 1;
 	}
 	if (cupti_pcs_load(h, &pf.api)) {
-		fprintf(stderr, "launches: libcupti lacks PC sampling\n");
+		fprintf(stderr, "pcfloor: libcupti lacks PC sampling\n");
 		return 1;
 	}
 	return 0;
@@ -92,46 +98,47 @@ static int cupti_pcfloor_start(void)
 	CUpti_PCSamplingEnableParams ep = {};
 
 	if (cuCtxGetCurrent(&pf.ctx) != CUDA_SUCCESS || !pf.ctx) {
-		fprintf(stderr, "launches: no current context\n");
+		fprintf(stderr, "pcfloor: no current context\n");
 		return 1;
 	}
 	ep.size = CUpti_PCSamplingEnableParamsSize;
 	ep.ctx = pf.ctx;
 	if (pf.api.enable(&ep) != CUPTI_SUCCESS) {
-		fprintf(stderr, "launches: CUPTI refused PC sampling\n");
+		fprintf(stderr, "pcfloor: CUPTI refused PC sampling\n");
 		return 1;
 	}
 	if (cupti_pcs_stalls(&pf.api, pf.ctx, &pf.nstall, &pf.index,
 			     &pf.names) != CUPTI_SUCCESS ||
 	    cupti_pcs_data_alloc(&pf.cfg, CUPTI_PCS_PCS, pf.nstall) ||
 	    cupti_pcs_data_alloc(&pf.take, CUPTI_PCS_PCS, pf.nstall)) {
-		fprintf(stderr, "launches: no stall reasons\n");
+		fprintf(stderr, "pcfloor: no stall reasons\n");
 		return 1;
 	}
 	if (cupti_pcs_configure(&pf.api, pf.ctx, pf.period, pf.nstall, pf.index,
 				&pf.cfg) != CUPTI_SUCCESS) {
-		fprintf(stderr, "launches: CUPTI refused the configuration\n");
+		fprintf(stderr, "pcfloor: CUPTI refused the configuration\n");
 		return 1;
 	}
 	if (pthread_create(&pf.thread, NULL, pf_taker, NULL)) {
-		fprintf(stderr, "launches: no thread\n");
+		fprintf(stderr, "pcfloor: no thread\n");
 		return 1;
 	}
 	return 0;
 }
 
-static void cupti_pcfloor_stop(void)
+static void cupti_pcfloor_stop(FILE *out)
 {
 	CUpti_PCSamplingDisableParams dp = {};
 
-	cudaDeviceSynchronize();
+	cuCtxSynchronize();
 	pf.quit = 1;
 	pthread_join(pf.thread, NULL);
 	pf_take();
 	dp.size = CUpti_PCSamplingDisableParamsSize;
 	dp.ctx = pf.ctx;
 	pf.api.disable(&dp);
-	printf("cupti: %lu samples, %lu dropped\n", pf.samples, pf.dropped);
+	fprintf(out, "cupti: %lu samples, %lu dropped\n", pf.samples,
+		pf.dropped);
 	cupti_pcs_data_free(&pf.cfg);
 	cupti_pcs_data_free(&pf.take);
 	cupti_pcs_stalls_free(pf.nstall, pf.index, pf.names);

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 				return 1;
 			c = bench(atof(optarg), pcs);
 			if (pcs && !c)
-				cupti_pcfloor_stop();
+				cupti_pcfloor_stop(stdout);
 			else if (cupti && !c)
 				cupti_floor_stop();
 			return c;
