@@ -595,6 +595,13 @@ void agent_host_init(void)
 	}
 	if (!h || !h->hmaps || !h->progs || !h->jits || !h->next) {
 		agent_report("out of memory: host clauses do not run");
+		if (h) {	/* never published: no thread holds it */
+			free(h->hmaps);
+			free(h->progs);
+			free(h->jits);
+			free(h->next);
+			free(h);
+		}
 		return;
 	}
 	for (int i = 0; i < c->nhmaps; i++) {
