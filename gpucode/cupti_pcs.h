@@ -6,8 +6,9 @@
  * (continuous mode, every stall reason, bounded buffers, PARSED records
  * into the caller's buffer).  Shared by the agent
  * (runtime/agent/agent_sample.c) and the CUPTI-alone floor of
- * bench/sample (tests/gpu/cupti_pcfloor.h, built by nvcc as C++), so
- * that the floor is configured as the agent is.
+ * bench/sample (tests/gpu/cupti_pcfloor.h, built as C++ into launches.cu
+ * and as C into cupti_pcfloor_so.c), so that the floor is configured as
+ * the agent is.
  */
 #ifndef GT_CUPTI_PCS_H
 #define GT_CUPTI_PCS_H

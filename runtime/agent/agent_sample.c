@@ -11,10 +11,11 @@
  * synchronisation of the application's streams: the API does none), at
  * each snapshot and at exit, and calls gputrace_sample(rec, stall) once
  * per (kernel, PC, stall reason) with the samples counted since the
- * last take; the tracer's uprobe is there.  Memory is bounded (gpucode/cupti_pcs.h):
- * two parsed-data buffers of 2048 PCs per context, a 2 MiB scratch
- * buffer and a 64 MiB hardware buffer (CUPTI's default is 512 MiB);
- * samples the hardware drops are counted and reported at exit.
+ * last take; the tracer's uprobe is there.  Memory is bounded
+ * (gpucode/cupti_pcs.h): two parsed-data buffers of 2048 PCs per
+ * context, a 2 MiB scratch buffer and a 64 MiB hardware buffer (CUPTI's
+ * default is 512 MiB); samples the hardware drops are counted and
+ * reported at exit.
  *
  * Refusals are one line each and the target runs on unsampled: no
  * CUPTI, a GPU or driver without PC sampling, no profiling permission,

@@ -2,7 +2,7 @@
 /*
  * CUPTI's PC sampling alone, as gpu:sample configures it (the same
  * gpucode/cupti_pcs.h), without gputrace: bench/sample's CUPTI-alone
- * floor, for its launch row (launches -C pcs[:PERIOD] -b SECONDS) and
+ * floor, for its launch row (launches -C pcs:PERIOD -b SECONDS) and
  * its whole programs (cupti_pcfloor_so.c, preloaded).  Every stall
  * reason, turned on in a context once CUDA is up (PC sampling is per
  * context), and a thread that takes the data every 100 ms with
@@ -33,16 +33,14 @@ static struct {
 	volatile int quit;
 } pf = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Before CUDA is initialised: MODE "pcs" or "pcs:PERIOD"; 0, or 1. */
+/* Before CUDA is initialised: MODE "pcs:PERIOD" (the caller's period,
+ * so that no second default beside the agent's can drift); 0, or 1. */
 static int cupti_pcfloor_open(const char *mode)
 {
 	void *h = cupti_open_lib();
 
-	pf.period = 20;
-	if (mode[3] == ':')
-		pf.period = (uint32_t)atoi(mode + 4);
-	else if (mode[3]) {
-		fprintf(stderr, "pcfloor: -C pcs or -C pcs:PERIOD\n");
+	if (strncmp(mode, "pcs:", 4) || !(pf.period = (uint32_t)atoi(mode + 4))) {
+		fprintf(stderr, "pcfloor: the mode is pcs:PERIOD\n");
 		return 1;
 	}
 	if (!h) {

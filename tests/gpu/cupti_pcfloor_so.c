@@ -9,7 +9,6 @@
  * If CUPTI refuses, the reason goes to stderr and the program exits 3
  * before it starts: a floor that did not sample is not a floor.
  */
-#define _GNU_SOURCE
 #include "cupti_pcfloor.h"
 
 static CUcontext pcfloor_ctx;
@@ -22,7 +21,8 @@ __attribute__((constructor)) static void pcfloor_init(void)
 		return;
 	if (cupti_pcfloor_open(mode))
 		exit(3);
-	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&pcfloor_dev, 0) != CUDA_SUCCESS ||
+	if (cuInit(0) != CUDA_SUCCESS ||
+	    cuDeviceGet(&pcfloor_dev, 0) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxRetain(&pcfloor_ctx, pcfloor_dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(pcfloor_ctx) != CUDA_SUCCESS) {
 		fprintf(stderr, "pcfloor: no CUDA device\n");

@@ -5,8 +5,8 @@
  *   launches [-s] [-o FILE]        the test workload
  *   launches -b SECONDS            benchmark: empty kernels, launches/s
  *   launches -C MODE -b SECONDS    the same under CUPTI alone: MODE kernel
- *                                  or latency (cupti_floor.h), pcs or
- *                                  pcs:PERIOD (PC sampling, cupti_pcfloor.h)
+ *                                  or latency (cupti_floor.h), pcs:PERIOD
+ *                                  (PC sampling, cupti_pcfloor.h)
  *
  * The workload launches, with fixed grids:
  *   gt::vadd<float>  grid 64, block 256   10 times  (runtime API, <<<>>>)
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 			return c;
 		}
 		default:
-			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency|pcs[:PERIOD]] -b SECONDS\n");
+			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency|pcs:PERIOD] -b SECONDS\n");
 			return 2;
 		}
 	}
