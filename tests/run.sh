@@ -70,11 +70,15 @@ wanted() {
 	return 1
 }
 
-# indent FILE [N]: show the first N (30) lines of FILE, indented, so that
-# they cannot be mistaken for result lines (bpftrace's harmless
-# RLIMIT_MEMLOCK complaint left out).
+# indent FILE [N]: show N (30) lines of FILE, indented, so that they
+# cannot be mistaken for result lines (bpftrace's harmless RLIMIT_MEMLOCK
+# complaint left out): from its first "FAIL" line if it has one (a test
+# that prints what passed before what failed), else from its start.
 indent() {
-	grep -v RLIMIT_MEMLOCK "$1" | head -n "${2:-30}" | sed 's/^/    | /'
+	from=1
+	grep -q '^FAIL' "$1" && from='/^FAIL/'
+	grep -v RLIMIT_MEMLOCK "$1" | sed -n "$from,\$p" | head -n "${2:-30}" |
+		sed 's/^/    | /'
 }
 
 # has_sanitizer_report FILE
