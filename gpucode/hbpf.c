@@ -265,14 +265,8 @@ static inline void *lookup(struct hbpf_run *r, const struct hbpf_ops *o,
 {
 	uint8_t *v = o->lookup ? o->lookup(arg, mi, key) : NULL;
 
-	if (v) {
-		int s = r->nvals++ % HBPF_VALS;
-
-		r->vals[s] = v;
-		r->vsize[s] = r->p->maps[mi].value_size;
-		r->last = (uintptr_t)v;
-		r->lsize = r->p->maps[mi].value_size;
-	}
+	if (v)
+		hbpf_int_keep(r, mi, v);
 	return v;
 }
 

@@ -24,7 +24,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/bpf.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* A run's path, beside the agent's launch hook in .text.hot (agent_priv.h's
  * AGENT_HOT): few code lines for a hook that comes back cold. */
@@ -42,6 +46,49 @@ struct hbpf_map {
 	uint32_t value_size;
 	bool ring;		/* the events ring: only ringbuf_output */
 };
+
+/*
+ * A lookup memo: one per map (HBPF_MAX_MAPS of them) and per thread of
+ * the host, for the JIT (hbpf_jit_run), where a launch's two lookups (a
+ * kernel's name, then its count) went through four calls each.  While
+ * VAL is set, a lookup of the key_size bytes at KEY returns VAL, and the
+ * JIT returns it without asking the host.  The host fills it in its
+ * lookup, with KEY where it keeps the key beside the value (an entry's
+ * own key: the lines the program reads anyway, no copy to fetch after a
+ * driver call left the caches cold), and clears VAL before that memory
+ * holds another entry.  Zeroed: nothing memoized.
+ */
+struct hbpf_memo {
+	void *val;
+	const void *key;
+};
+
+/* N bytes at A and B equal?  16 at a time where SSE2 is (every x86-64):
+ * keys are a kernel name's 72 bytes, compared at every launch, and
+ * memcmp of a length known only at run time is a libc call. */
+static inline bool hbpf_key_eq(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+	uint64_t u, v, d = 0;
+	size_t i = 0;
+#ifdef __SSE2__
+	__m128i dv = _mm_setzero_si128();
+
+	for (; i + 16 <= n; i += 16)
+		dv = _mm_or_si128(dv, _mm_xor_si128(
+			_mm_loadu_si128((const __m128i *)(x + i)),
+			_mm_loadu_si128((const __m128i *)(y + i))));
+	if (_mm_movemask_epi8(_mm_cmpeq_epi8(dv, _mm_setzero_si128())) !=
+	    0xffff)
+		return false;
+#endif
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&u, x + i, 8);
+		memcpy(&v, y + i, 8);
+		d |= u ^ v;
+	}
+	return !d && (i == n || !memcmp(x + i, y + i, n - i));
+}
 
 /*
  * What the host offers a program.  ARG is hbpf_run's.  lookup returns a

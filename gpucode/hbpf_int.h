@@ -32,6 +32,17 @@ void *hbpf_int_mem(struct hbpf_run *r, uint64_t addr, uint64_t n, bool write);
 int hbpf_int_call(struct hbpf_run *r, const struct hbpf_ops *o, void *arg,
 		  int id, uint64_t *reg);
 
+/* V, map MI's value, one of R's regions (what a lookup returned). */
+static inline void hbpf_int_keep(struct hbpf_run *r, int mi, void *v)
+{
+	unsigned s = (unsigned)r->nvals++ % HBPF_VALS;
+
+	r->vals[s] = v;
+	r->vsize[s] = r->p->maps[mi].value_size;
+	r->last = (uintptr_t)v;
+	r->lsize = r->vsize[s];
+}
+
 /* map_lookup_elem once its arguments are known good: map MI (not the
  * ring), KEY inside a region for the key's size. */
 void *hbpf_int_lookup(struct hbpf_run *r, const struct hbpf_ops *o,

@@ -36,6 +36,7 @@ struct jit_ctx {
 	const struct hbpf_ops *ops;
 	void *arg;
 	uint64_t top;			/* r10 at the start */
+	struct hbpf_memo *memo;		/* per map; NULL: none */
 	struct hbpf_run r;
 	uint64_t reg[11];	/* helper calls, the budget's way out */
 };
@@ -1065,8 +1066,17 @@ static void jit_call_stub(struct jit *j)
 	jit_jmp(j, JMP, L_ERR(j));
 }
 
+/* The memo first (struct hbpf_memo): a launch loop looks up one kernel's
+ * name and count again and again. */
 static HBPF_HOT void *jit_lookup(struct jit_ctx *c, const void *key, long mi)
 {
+	const struct hbpf_memo *m = c->memo ? &c->memo[mi] : NULL;
+
+	if (m && m->val &&
+	    hbpf_key_eq(m->key, key, c->r.p->maps[mi].key_size)) {
+		hbpf_int_keep(&c->r, (int)mi, m->val);
+		return m->val;
+	}
 	return hbpf_int_lookup(&c->r, c->ops, c->arg, (int)mi, key);
 }
 
@@ -1403,7 +1413,8 @@ struct hbpf_jit *hbpf_jit_compile(const struct hbpf_prog *p,
 #endif
 
 HBPF_HOT int hbpf_jit_run_on(const struct hbpf_jit *jt, void *arg,
-			     const void *ctx, uint64_t *stack, uint64_t *ret)
+			     const void *ctx, struct hbpf_memo *memo,
+			     uint64_t *stack, uint64_t *ret)
 {
 	struct jit_ctx c;
 	int e;
@@ -1411,6 +1422,7 @@ HBPF_HOT int hbpf_jit_run_on(const struct hbpf_jit *jt, void *arg,
 	c.budget = HBPF_BUDGET;
 	c.ops = jt->ops;
 	c.arg = arg;
+	c.memo = memo;
 	c.top = (uintptr_t)stack + HBPF_STACK;
 	/* not the value ring: it is read only below nvals */
 	c.r.p = &jt->prog;
@@ -1426,11 +1438,11 @@ HBPF_HOT int hbpf_jit_run_on(const struct hbpf_jit *jt, void *arg,
 }
 
 HBPF_HOT int hbpf_jit_run(const struct hbpf_jit *jt, void *arg, const void *ctx,
-			  uint64_t *ret)
+			  struct hbpf_memo *memo, uint64_t *ret)
 {
 	uint64_t stack[HBPF_STACK / 8];
 
-	return hbpf_jit_run_on(jt, arg, ctx, stack, ret);
+	return hbpf_jit_run_on(jt, arg, ctx, memo, stack, ret);
 }
 
 size_t hbpf_jit_size(const struct hbpf_jit *jt)

@@ -25,14 +25,16 @@ struct hbpf_jit *hbpf_jit_compile(const struct hbpf_prog *p,
 				  const struct hbpf_ops *ops, char *err,
 				  size_t errlen);
 
-/* hbpf_run(P, OPS, ARG, CTX, RET) for the P and OPS compiled. */
+/* hbpf_run(P, OPS, ARG, CTX, RET) for the P and OPS compiled.  MEMO:
+ * NULL, or HBPF_MAX_MAPS struct hbpf_memo that OPS' lookup keeps (the
+ * same results, fewer calls of it). */
 int hbpf_jit_run(const struct hbpf_jit *j, void *arg, const void *ctx,
-		 uint64_t *ret);
+		 struct hbpf_memo *memo, uint64_t *ret);
 
 /* The same on STACK (HBPF_STACK bytes, 8-aligned): for tests, which
  * compare it with hbpf_int_run_on() on one stack. */
 int hbpf_jit_run_on(const struct hbpf_jit *j, void *arg, const void *ctx,
-		    uint64_t *stack, uint64_t *ret);
+		    struct hbpf_memo *memo, uint64_t *stack, uint64_t *ret);
 
 /* Bytes of native code. */
 size_t hbpf_jit_size(const struct hbpf_jit *j);

@@ -11,13 +11,15 @@
 # Builds the workloads (tests/gpu/gpuprog.cu and tests/gpu/real/*.cu, as
 # the GPU tests build them) into a temporary directory and runs each tool
 # there on one of them, with build/ first in PATH and tools/ linked in,
-# so the first line of each file, "# COMMAND", is exactly what ran; the
-# rest is what it printed (stdout and stderr, the workload's own lines
-# included).  Each workload first runs alone; a file is written only when
-# that run and gputrace exit 0 within the time limit (LIMIT, 180 s), the
-# traced run prints the workload's own checksum line unchanged, and
-# gputrace did not warn that no probe could fire.  Exits 1 if any tool
-# failed.
+# so each "# COMMAND" line is exactly what ran, followed by what it
+# printed (stdout and stderr, the workload's own lines included).  A tool
+# may have more than one command (gpustalls also runs on the PyTorch loop
+# of tests/gpu/sample_torch.py when python3 has torch); their outputs
+# follow each other in one file.  Each workload first runs alone; a file
+# is written only when that run and every gputrace run exit 0 within the
+# time limit (LIMIT, 180 s), the traced run prints the workload's own
+# result lines (checksum, or each loss) unchanged, and gputrace did not
+# warn that no probe could fire.  Exits 1 if any tool failed.
 cd "$(dirname "$0")/.." || exit 1
 TOP=$(pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -43,6 +45,7 @@ for p in gpuprog memprog graphs thrust_cub gemm launch_forms; do
 	[ -x "$T/$p" ] || { echo "building $p failed" >&2; exit 1; }
 done
 ln -s "$TOP/tools" "$T/tools"
+ln -s "$TOP/tests/gpu/sample_torch.py" "$T/sample_torch.py"
 
 # the command of each tool, run in $T
 cmd_of() {
@@ -60,7 +63,10 @@ cmd_of() {
 	launchgeom)	echo "gputrace -q -c './launch_forms 20' tools/launchgeom.gt" ;;
 	kernelargs)	echo "gputrace -q -c './gpuprog multi' tools/kernelargs.gt" ;;
 	warpsample)	echo "gputrace -q -c './gpuprog vadd 262144 3' tools/warpsample.gt" ;;
-	gpustalls)	echo "gputrace -q -c './gemm 20' tools/gpustalls.gt" ;;
+	gpustalls)	echo "gputrace -q -c './gemm 20' tools/gpustalls.gt"
+		# deterministic GEMMs, so the losses can be compared
+		python3 -c 'import torch' 2>/dev/null &&
+			echo "CUBLAS_WORKSPACE_CONFIG=:4096:8 gputrace -q -c 'python3 sample_torch.py 200' tools/gpustalls.gt" ;;
 	coalescing)	echo "gputrace -q -c './memprog' tools/coalescing.gt" ;;
 	memheat)	echo "gputrace -q -c './gpuprog vadd 16777216 3' tools/memheat.gt" ;;
 	bankconflicts)	echo "gputrace -q -c './memprog' tools/bankconflicts.gt" ;;
@@ -73,39 +79,59 @@ else
 	names=$(for f in tools/*.gt; do basename "$f" .gt; done | grep -v '^demo$')
 fi
 nfail=0
+# run one command of a tool: its output to $T/$t.txt (appended), or the
+# reason it failed on stdout
+capture() {
+	cmd=$1
+	# the workload alone, with the command's environment: it must work,
+	# and gives the result lines to expect
+	pre=$(echo "$cmd" | sed -n 's/^\(.*\)gputrace .*/\1/p')
+	w=$(echo "$cmd" | sed -n "s/.* -c '\([^']*\)'.*/\1/p")
+	if ! (cd "$T" && timeout -k 5 "$LIMIT" sh -c "$pre$w") </dev/null \
+	     >"$T/$t.native" 2>&1; then
+		echo "the workload '$w' failed on its own:"
+		sed 's/^/    | /' "$T/$t.native" | head -10
+		return
+	fi
+	grep '^checksum \|^loss ' "$T/$t.native" >"$T/$t.sums"
+	(
+		cd "$T" || exit 1
+		[ -s "$T/$t.txt" ] && echo
+		echo "# $cmd"
+		PATH=$TOP/build:$PATH LC_ALL=C.UTF-8 \
+			timeout -k 5 "$LIMIT" sh -c "$cmd" </dev/null 2>&1
+	) >"$T/$t.one"
+	rc=$?
+	cat "$T/$t.one" >>"$T/$t.txt"
+	if [ $rc -ne 0 ]; then
+		echo "exit status $rc"
+	elif [ ! -s "$T/$t.sums" ] ||
+	     [ "$(grep -cxF -f "$T/$t.sums" "$T/$t.one")" -ne \
+	       "$(wc -l <"$T/$t.sums")" ]; then
+		echo "the workload's results changed or it did not finish (want:"
+		sed 's/^/    | /' "$T/$t.sums"
+		echo ")"
+	elif grep -q 'gputrace: WARNING: .*\(could fire\|did not fire\)' "$T/$t.one"; then
+		echo "no probe could fire"
+	fi
+}
+
 for t in $names; do
-	cmd=$(cmd_of "$t")
-	if [ -z "$cmd" ]; then
+	cmds=$(cmd_of "$t")
+	if [ -z "$cmds" ]; then
 		echo "FAIL $t: no workload chosen for it in $0" >&2
 		nfail=$((nfail + 1))
 		continue
 	fi
-	echo "$t: $cmd"
-	# the workload alone: it must work, and gives the checksum to expect
-	w=$(echo "$cmd" | sed -n "s/.* -c '\([^']*\)'.*/\1/p")
-	if ! (cd "$T" && timeout -k 5 "$LIMIT" sh -c "$w") </dev/null \
-	     >"$T/$t.native" 2>&1; then
-		echo "FAIL $t: the workload '$w' failed on its own:" >&2
-		sed 's/^/    | /' "$T/$t.native" | head -10 >&2
-		nfail=$((nfail + 1))
-		continue
-	fi
-	sum=$(grep '^checksum ' "$T/$t.native")
-	(
-		cd "$T" || exit 1
-		echo "# $cmd"
-		PATH=$TOP/build:$PATH LC_ALL=C.UTF-8 \
-			timeout -k 5 "$LIMIT" sh -c "$cmd" </dev/null 2>&1
-	) >"$T/$t.txt"
-	rc=$?
+	: >"$T/$t.txt"
 	why=
-	if [ $rc -ne 0 ]; then
-		why="exit status $rc"
-	elif [ -z "$sum" ] || ! grep -qxF "$sum" "$T/$t.txt"; then
-		why="the workload's results changed or it did not finish (want '$sum')"
-	elif grep -q 'gputrace: WARNING: .*\(could fire\|did not fire\)' "$T/$t.txt"; then
-		why="no probe could fire"
-	fi
+	while IFS= read -r cmd; do
+		echo "$t: $cmd"
+		why=$(capture "$cmd" </dev/null)
+		[ -z "$why" ] || break
+	done <<EOC
+$cmds
+EOC
 	if [ -z "$why" ]; then
 		cp "$T/$t.txt" "tools/${t}_example.txt"
 	else

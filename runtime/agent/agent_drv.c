@@ -14,7 +14,7 @@
 #include "runtime/agent/agent_priv.h"
 
 struct agent_drv agent_drv __attribute__((aligned(64)));
-__thread int agent_in_hook;
+__thread struct agent_thread agent_self;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static int drv_err;

@@ -49,6 +49,7 @@ struct hthread {
 	struct hthread *next;
 	struct himg *imgs;		/* per host map; data NULL: not AGG */
 	struct agent_hmap *hm;		/* the maps, as configured then */
+	struct hbpf_memo *memo;		/* HBPF_MAX_MAPS, the JIT's (hbpf.h) */
 	int nimgs;
 	uint64_t pid_tgid;
 	uint64_t lost;			/* .lost's value for this thread */
@@ -58,7 +59,7 @@ struct hthread {
 	uint64_t head, tail;
 	char comm[16];
 	bool have_comm;
-	struct {
+	struct hname {
 		uint64_t handle;
 		bool unknown;		/* a record without a name */
 		uint8_t val[NAMES_VALUE];
@@ -98,9 +99,6 @@ static struct {
 static struct hthread *threads;
 static int nthreads;
 static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread struct hthread *me;
-static __thread pid_t me_pid;
-static __thread int me_gen;
 /* kernels whose names were sent (KNAME), by hash: insert only */
 static uint64_t *told;
 static size_t ntold;
@@ -128,21 +126,6 @@ static AGENT_HOT uint64_t hash_key(const void *k, size_t n)
 	return h ^ (h >> 29);
 }
 
-/* Keys are compared a word at a time too: memcmp of a size known only
- * here is a libc call that walks 64 bytes of a kernel's name. */
-static AGENT_HOT bool key_eq(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	uint64_t x, y, diff = 0;
-	size_t i;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		diff |= x ^ y;
-	}
-	return !diff && (i == n || !memcmp(a + i, b + i, n - i));
-}
-
 /* The value words of KEY's slot in H; INSERT: claim one.  NULL: full. */
 static AGENT_HOT uint64_t *find(struct himg *h, const void *key, bool insert)
 {
@@ -159,7 +142,7 @@ static AGENT_HOT uint64_t *find(struct himg *h, const void *key, bool insert)
 	 * (only this thread writes its image) */
 	i = h->last;
 	if ((*(uint64_t *)slot_at(h, i) & DEVRT_SLOT_FULL) &&
-	    key_eq(slot_at(h, i) + 16, key, ks))
+	    hbpf_key_eq(slot_at(h, i) + 16, key, ks))
 		return (uint64_t *)(slot_at(h, i) + 16 + klen);
 	i = (uint32_t)hash_key(key, ks) & (cap - 1);
 	for (uint32_t n = 0; n < cap; n++, i = (i + 1) & (cap - 1)) {
@@ -167,7 +150,7 @@ static AGENT_HOT uint64_t *find(struct himg *h, const void *key, bool insert)
 		uint64_t st = __atomic_load_n((uint64_t *)p, __ATOMIC_ACQUIRE);
 
 		if (st & DEVRT_SLOT_FULL) {
-			if (key_eq(p + 16, key, ks)) {
+			if (hbpf_key_eq(p + 16, key, ks)) {
 				h->last = i;
 				return (uint64_t *)(p + 16 + klen);
 			}
@@ -195,22 +178,17 @@ static AGENT_COLD struct hthread *thread_new(void)
 		return NULL;
 	t->imgs = calloc(agent.cfg.nhmaps + 1, sizeof(*t->imgs));
 	t->hm = calloc(agent.cfg.nhmaps + 1, sizeof(*t->hm));
-	if (!t->imgs || !t->hm) {
-		free(t->imgs);
-		free(t->hm);
-		free(t);
-		return NULL;
-	}
+	/* every index a program may use: one from before a re-attach
+	 * may run on this state (run_entry) */
+	t->memo = calloc(HBPF_MAX_MAPS, sizeof(*t->memo));
+	if (!t->imgs || !t->hm || !t->memo)
+		goto fail;
 	t->nimgs = agent.cfg.nhmaps;
 	memcpy(t->hm, agent.cfg.hmaps, t->nimgs * sizeof(*t->hm));
 	for (int i = 0; i < t->nimgs && !t->ring; i++)
 		if (t->hm[i].role == AGENT_HM_EVENTS &&
-		    !(t->ring = calloc(1, RING_BYTES))) {
-			free(t->imgs);
-			free(t->hm);
-			free(t);
-			return NULL;
-		}
+		    !(t->ring = calloc(1, RING_BYTES)))
+			goto fail;
 	for (int i = 0; i < agent.cfg.nhmaps; i++) {
 		const struct agent_hmap *m = &agent.cfg.hmaps[i];
 		struct himg *h = &t->imgs[i];
@@ -224,11 +202,7 @@ static AGENT_COLD struct hthread *thread_new(void)
 		    !(h->data = calloc(1, devrt_map_bytes(&h->d)))) {
 			for (int k = 0; k < i; k++)
 				free(t->imgs[k].data);
-			free(t->imgs);
-			free(t->hm);
-			free(t->ring);
-			free(t);
-			return NULL;
+			goto fail;
 		}
 		devrt_map_init(&h->d, h->data);
 	}
@@ -239,18 +213,25 @@ static AGENT_COLD struct hthread *thread_new(void)
 	nthreads++;
 	pthread_mutex_unlock(&host_lock);
 	return t;
+fail:
+	free(t->imgs);
+	free(t->hm);
+	free(t->memo);
+	free(t->ring);
+	free(t);
+	return NULL;
 }
 
-/* This thread's state (a fork child starts its own: pids changed). */
-static AGENT_HOT struct hthread *self(void)
+/* The state of TH's thread (a fork child starts its own: pids changed). */
+static AGENT_HOT struct hthread *self(struct agent_thread *th)
 {
-	if (me && me_pid == agent.pid &&
-	    me_gen == __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE))
-		return me;
-	me_gen = __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE);
-	me = thread_new();
-	me_pid = agent.pid;
-	return me;
+	if (th->host && th->host_pid == agent.pid &&
+	    th->host_gen == __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE))
+		return th->host;
+	th->host_gen = __atomic_load_n(&hot.gen, __ATOMIC_ACQUIRE);
+	th->host = thread_new();
+	th->host_pid = agent.pid;
+	return th->host;
 }
 
 /* --------------------------------------------------------- helpers -- */
@@ -289,7 +270,7 @@ static uint64_t glob_bits(const struct agent_kernel *k)
 {
 	const struct hset *h = __atomic_load_n(&hot.cur, __ATOMIC_ACQUIRE);
 	uint64_t *c = (uint64_t *)&k->hbits;
-	uint64_t tag = (uint64_t)(uint32_t)(me_gen + 1) << 32;
+	uint64_t tag = (uint64_t)(uint32_t)(agent_self.host_gen + 1) << 32;
 	uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
 	char *base;
 
@@ -321,6 +302,11 @@ static AGENT_COLD void *names_fill(struct hthread *t, unsigned c,
 	/* a handle whose name nobody could tell: "unknown", as the
 	 * kernel path's names map has no entry for it (a record's name
 	 * does not change) */
+	/* the line is reused: the memo may point at it (an entry of no
+	 * name keeps the old name's bytes, which a memo would hand out) */
+	for (int i = 0; i < t->nimgs; i++)
+		if (t->hm[i].role == AGENT_HM_NAMES)
+			t->memo[i].val = NULL;
 	t->names[c].handle = handle;
 	t->names[c].unknown = !k->mangled || !k->mangled[0];
 	if (t->names[c].unknown)
@@ -360,9 +346,15 @@ static AGENT_HOT void *h_lookup(void *arg, int map, const void *key)
 	switch (m->role) {
 	case AGENT_HM_NAMES: {
 		uint64_t handle;
+		uint8_t *v;
 
 		memcpy(&handle, key, 8);
-		return names_lookup(r->t, handle);
+		v = names_lookup(r->t, handle);
+		if (v)	/* the line's handle is the key */
+			r->t->memo[map] = (struct hbpf_memo){
+				v, v - offsetof(struct hname, val) +
+				   offsetof(struct hname, handle) };
+		return v;
 	}
 	case AGENT_HM_LOST:
 		return &r->t->lost;
@@ -374,6 +366,11 @@ static AGENT_HOT void *h_lookup(void *arg, int map, const void *key)
 		w = find(h, key, false);
 		if (!w || b >= h->d.nwords)
 			return NULL;
+		/* the slot's key (slots are never freed nor moved), where it
+		 * is the whole key: a hist's bucket is not in it */
+		if (!m->bucket && m->key_size == h->d.key_size)
+			r->t->memo[map] = (struct hbpf_memo){
+				w, (uint8_t *)w - (h->d.key_size + 7) / 8 * 8 };
 		return w + b;
 	}
 	return NULL;
@@ -670,7 +667,8 @@ static AGENT_HOT void run_entry(const struct hset *h, uint32_t e,
 	for (int i = h->first[e]; i >= 0; i = h->next[i]) {
 		int err;
 
-		err = h->jits[i] ? hbpf_jit_run(h->jits[i], r, regs, &ret) :
+		err = h->jits[i] ? hbpf_jit_run(h->jits[i], r, regs,
+						r->t->memo, &ret) :
 		      hbpf_run(&h->progs[i], &ops, r, regs, &ret);
 		if (err)
 			agent_report_once("a host clause stopped: %s",
@@ -679,7 +677,8 @@ static AGENT_HOT void run_entry(const struct hset *h, uint32_t e,
 	}
 }
 
-AGENT_HOT void agent_host_launch(const struct agent_launch *l)
+AGENT_HOT void agent_host_launch(const struct agent_launch *l,
+			       struct agent_thread *th)
 {
 	static const uint32_t entry[3][2] = {
 		[AGENT_L_KERNEL] = { AGENT_HE_LAUNCH, AGENT_HE_LAUNCH_PTSZ },
@@ -687,44 +686,52 @@ AGENT_HOT void agent_host_launch(const struct agent_launch *l)
 		[AGENT_L_COOP] = { AGENT_HE_COOP, AGENT_HE_COOP_PTSZ },
 	};
 	const struct hset *h = __atomic_load_n(&hot.cur, __ATOMIC_ACQUIRE);
+	union {
+		struct pt_regs r;
+		__m128i v[(sizeof(struct pt_regs) + 15) / 16];
+	} regs;
 	uint64_t stack[6];
-	struct pt_regs regs;
 	struct hrun r;
 	uint32_t e;
 
 	if (!h || (unsigned)l->form > AGENT_L_COOP)
 		return;
 	e = entry[l->form][l->ptsz ? 1 : 0];
-	if (h->first[e] < 0 || !(r.t = self()))
+	if (h->first[e] < 0 || !(r.t = self(th)))
 		return;
-	memset(&regs, 0, sizeof(regs));
+	/* zeroed by eleven stores: a memset of this size, or a loop the
+	 * compiler makes one of, is a rep stos, slow to start */
+	_Static_assert(sizeof(regs.v) == 11 * 16, "struct pt_regs");
+	regs.v[0] = regs.v[1] = regs.v[2] = regs.v[3] = regs.v[4] =
+		regs.v[5] = regs.v[6] = regs.v[7] = regs.v[8] = regs.v[9] =
+		regs.v[10] = _mm_setzero_si128();
 	/* at entry, [sp] is the return address, argument 6 + i at sp + 8 + 8i */
 	stack[0] = 0;
 	if (l->form == AGENT_L_EX) {
-		regs.rdi = (uintptr_t)l->config;
-		regs.rsi = (uintptr_t)l->f;
-		regs.rdx = (uintptr_t)l->params;
-		regs.rcx = (uintptr_t)l->extra;
+		regs.r.rdi = (uintptr_t)l->config;
+		regs.r.rsi = (uintptr_t)l->f;
+		regs.r.rdx = (uintptr_t)l->params;
+		regs.r.rcx = (uintptr_t)l->extra;
 		stack[1] = stack[2] = stack[3] = stack[4] = stack[5] = 0;
 	} else {
-		regs.rdi = (uintptr_t)l->f;
-		regs.rsi = l->gx;
-		regs.rdx = l->gy;
-		regs.rcx = l->gz;
-		regs.r8 = l->bx;
-		regs.r9 = l->by;
+		regs.r.rdi = (uintptr_t)l->f;
+		regs.r.rsi = l->gx;
+		regs.r.rdx = l->gy;
+		regs.r.rcx = l->gz;
+		regs.r.r8 = l->bx;
+		regs.r.r9 = l->by;
 		stack[1] = l->bz;
 		stack[2] = l->shmem;
 		stack[3] = (uintptr_t)l->stream;
 		stack[4] = (uintptr_t)l->params;
 		stack[5] = (uintptr_t)l->extra;
 	}
-	regs.rsp = (uintptr_t)stack;
+	regs.r.rsp = (uintptr_t)stack;
 	r.stack = stack;
 	r.stack_len = sizeof(stack);
 	r.cfg = l->form == AGENT_L_EX ? l->config : NULL;
 	r.call[0] = r.call[1] = 0;
-	run_entry(h, e, &r, &regs);
+	run_entry(h, e, &r, &regs.r);
 }
 
 /* Not the agent's own calls, nor CUPTI's on its behalf (in a hook). */
@@ -754,7 +761,8 @@ void agent_host_call(uint32_t e, const uint64_t *args, const uint64_t *ret,
 	struct pt_regs regs;
 	struct hrun r;
 
-	if (!h || e >= AGENT_HE_END_ || h->first[e] < 0 || !(r.t = self()))
+	if (!h || e >= AGENT_HE_END_ || h->first[e] < 0 ||
+	    !(r.t = self(&agent_self)))
 		return;
 	/* the exit handler (the last snapshot), as a launch registers it */
 	agent_saw_cuda();

@@ -196,10 +196,11 @@ static void occupancy_tell(const struct agent_launch *l,
 
 AGENT_HOT CUresult agent_launch(const struct agent_launch *l)
 {
-	/* the thread's guard, looked up once: each access of a variable
+	/* the thread's state, looked up once: each access of a variable
 	 * of a shared object's TLS is a __tls_get_addr call, and the asm
 	 * below keeps the compiler from computing it again at each use */
-	int *hook = &agent_in_hook;
+	struct agent_thread *th = &agent_self;
+	int *hook;
 	struct agent_kernel *k;
 	struct agent_inst *in;
 	CUcontext ctx;
@@ -207,7 +208,8 @@ AGENT_HOT CUresult agent_launch(const struct agent_launch *l)
 	uint32_t sess;
 	uint64_t t0;
 
-	__asm__("" : "+r"(hook));
+	__asm__("" : "+r"(th));
+	hook = &th->in_hook;
 	if (!agent.active || *hook || agent.detached)
 		return call_real(l, l->f, l->params, l->extra);
 	t0 = agent.prof ? __rdtsc() : 0;
@@ -216,7 +218,7 @@ AGENT_HOT CUresult agent_launch(const struct agent_launch *l)
 	agent_saw_cuda();
 	agent_sample_here();	/* gpu:sample: on in each context */
 	if (agent.cfg.nhprogs)
-		agent_host_launch(l);	/* where cuda:launch's uprobe fired */
+		agent_host_launch(l, th);	/* where cuda:launch's uprobe fired */
 	/* no device clause (host clauses, cuda:complete, gpu:sample): no
 	 * copy to launch, no handle to look up */
 	if (!agent.cfg.nclauses && !agent.attached) {

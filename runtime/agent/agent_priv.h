@@ -337,8 +337,19 @@ CUstreamCaptureMode agent_capture_relax(void) AGENT_HIDDEN;
 void agent_capture_restore(CUstreamCaptureMode m) AGENT_HIDDEN;
 /* "CUDA_ERROR_INVALID_VALUE"-like text for R. */
 const char *agent_cu_str(CUresult r) AGENT_HIDDEN;
-/* Per-thread guard: our own driver calls must not re-enter the hooks. */
-extern __thread int agent_in_hook AGENT_HIDDEN;
+/*
+ * What a thread's launch hook reads, in one TLS variable: each access of
+ * a shared object's TLS is a __tls_get_addr call, which the hook makes
+ * once and hands on (agent_host_launch).
+ */
+struct agent_thread {
+	int in_hook;	/* our own driver calls must not re-enter the hooks */
+	pid_t host_pid;	/* agent_host.c's state of this thread, and the */
+	int host_gen;	/* process and session it was made for */
+	void *host;
+};
+extern __thread struct agent_thread agent_self AGENT_HIDDEN;
+#define agent_in_hook	(agent_self.in_hook)
 
 /* ---- agent_fork.c: a child made by fork() starts afresh ---- */
 
@@ -793,7 +804,8 @@ void agent_host_drain(void) AGENT_HIDDEN;
 /* -p attached again: the last session's programs and maps go. */
 void agent_host_reset(void) AGENT_HIDDEN;
 /* At a launch's hook, before the driver: run the entry's programs. */
-void agent_host_launch(const struct agent_launch *l) AGENT_HIDDEN;
+void agent_host_launch(const struct agent_launch *l,
+		       struct agent_thread *th) AGENT_HIDDEN;
 /* Images the next snapshot writes, and writing them (images J.. of H,
  * at most N, from *OFF on); 0 or -ENOSPC. */
 uint32_t agent_host_nimages(void) AGENT_HIDDEN;

@@ -9,6 +9,9 @@
 #    fewer launches: each one traps); so do 4 threads launching as the
 #    CUDA runtime does (cuda_loop -l -x: CUkernel handles of a library,
 #    by cuLaunchKernelEx), with clauses whose predicate reads pid;
+#  - 2 threads launching 200 kernels in turn (more names than a thread's
+#    name cache has lines, and a new key at every launch for the JIT's
+#    lookup memo) count each kernel exactly, as kernel uprobes do;
 #  - a clause that prints on every launch at 100,000 launches a second
 #    (2 threads at 50,000) prints every line, each thread's exactly,
 #    and reports no loss;
@@ -81,6 +84,29 @@ exact -m 10 cuLaunchKernel "$COUNT"
 # library, by cuLaunchKernelEx (cuda_loop -l -x); predicates on pid
 exact "-l -x" 4 cuLaunchKernelEx "$COUNT
 cuda:launch /pid != 0/ { @p = count(); } cuda:launch /pid == 0/ { @z = count(); }" pid
+
+# 200 kernels in turn, 2 threads: 20 launches of each kernel a thread
+many() {
+	printf '\n\n'
+	i=0
+	while [ "$i" -lt 200 ]; do
+		echo "@k[k$i]: 40"
+		i=$((i + 1))
+	done
+	echo "@n: 8000"
+}
+for path in agent kernel; do
+	if [ $path = agent ]; then
+		go -c "$LOOP -m -k 200 -t 2 -n 4000" \
+			-e 'cuda:launch { @n = count(); @k[kernel] = count(); }'
+	else
+		GPUTRACE_CUDA_UPROBES=1 go -c "$LOOP -m -k 200 -t 2 -n 4000" \
+			-e 'cuda:launch { @n = count(); @k[kernel] = count(); }'
+	fi
+	sort_out=$(sort "$T/out")
+	[ "$sort_out" = "$(many | sort)" ] ||
+		{ echo "200 kernels ($path):"; many | sort | diff - "$T/out" | head; exit 1; }
+done
 
 # every launch prints, 100,000 launches a second: all lines, no loss
 # (16-byte records: a thread's 256 KiB ring holds 300 ms of them, so a

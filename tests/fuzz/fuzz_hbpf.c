@@ -140,7 +140,7 @@ static void differ(const struct hbpf_prog *hp, struct backend *b,
 	bi = *b;
 	*b = b0;
 	arena_init(&a);
-	ej = hbpf_jit_run_on(j, b, ctx, a.stack, &rj);
+	ej = hbpf_jit_run_on(j, b, ctx, NULL, a.stack, &rj);
 	hbpf_jit_free(j);
 	if (ei != ej || (!ei && ri != rj) || memcmp(&a, &ai, sizeof(a)) ||
 	    memcmp(b, &bi, sizeof(bi)))

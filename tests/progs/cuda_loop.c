@@ -5,7 +5,7 @@
  * tests/accept/cuda_hostpath.sh and bench/hostpath; any driver will do
  * (the toolkit's stub returns at once).
  *
- *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE] [-m | -l] [-x]
+ *   cuda_loop [-t THREADS] [-n LAUNCHES] [-r RATE] [-m | -l] [-x] [-k K]
  *
  * -r: each thread launches at most RATE times a second (paced every 100
  * launches), else as fast as it can.
@@ -17,7 +17,10 @@
  * with -l, as the CUDA runtime of CUDA 12 and later does it: a library
  * (cuLibraryLoadData), its CUkernel handles (cuLibraryGetKernel) passed
  * to the launch as the function.  -x: launched by cuLaunchKernelEx (one
- * config per thread), as that runtime's cudaLaunchKernel.  At the end, on stderr:
+ * config per thread), as that runtime's cudaLaunchKernel.  -k: K kernels
+ * (handles, or k0..k<K-1>), which each thread launches in turn: launch j
+ * of thread i on kernel (i + j) % K, so one thread sees many handles (the
+ * agent's per-thread name cache has 64 lines).  At the end, on stderr:
  * "cuda_loop: T threads x N launches: X ns per launch" (the launch
  * loops only: the threads' wall time over all launches).
  */
@@ -52,7 +55,7 @@ typedef int (*getfn_fn)(void **f, void *mod, const char *name);
 static launch_fn launch;
 static launch_ex_fn launch_ex;
 static void *func[256];
-static long nlaunch = 200000, rate;
+static long nlaunch = 200000, rate, nk;
 static pthread_barrier_t go;
 
 static uint64_t cpu_ns[256];
@@ -76,11 +79,13 @@ static void *worker(void *arg)
 	struct lconfig cfg = { { (unsigned)i + 1, 1, 1 }, { 32, 1, 1 } };
 
 	for (long k = 0; k < nlaunch; k++) {
+		void *f = nk ? func[(i + k) % nk] : func[i];
+
 		if (launch_ex)
-			launch_ex(&cfg, func[i], NULL, NULL);
+			launch_ex(&cfg, f, NULL, NULL);
 		else
-			launch(func[i], (unsigned)i + 1, 1, 1, 32, 1, 1, 0,
-			       NULL, NULL, NULL);
+			launch(f, (unsigned)i + 1, 1, 1, 32, 1, 1, 0, NULL, NULL,
+			       NULL);
 		if (rate && k % 100 == 99) {
 			uint64_t due = start + (uint64_t)(k + 1) * 1000000000ull / rate;
 			struct timespec ts = { due / 1000000000ull,
@@ -120,7 +125,7 @@ static int modfuncs(void *lib, long n, int library)
 		return -1;
 	}
 	for (long i = 0; i < n; i++) {
-		char name[16];
+		char name[24];
 
 		snprintf(name, sizeof(name), "k%ld", i);
 		if (getfn(&func[i], m, name)) {
@@ -139,7 +144,7 @@ int main(int argc, char **argv)
 	void *lib;
 	int c, mod = 0, library = 0, ex = 0;
 
-	while ((c = getopt(argc, argv, "t:n:r:mlx")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:r:mlxk:")) != -1) {
 		if (c == 'm')
 			mod = 1;
 		else if (c == 'l')
@@ -152,10 +157,13 @@ int main(int argc, char **argv)
 			rate = atol(optarg);
 		else if (c == 'n')
 			nlaunch = atol(optarg);
+		else if (c == 'k')
+			nk = atol(optarg);
 		else
 			return 2;
 	}
-	if (nthreads < 1 || nthreads > 256 || nlaunch < 1)
+	if (nthreads < 1 || nthreads > 256 || nlaunch < 1 || nk < 0 ||
+	    nk > 256)
 		return 2;
 	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 	if (!lib) {
@@ -169,9 +177,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cuda_loop: no cuLaunchKernel%s\n", ex ? "Ex" : "");
 		return 1;
 	}
-	for (long i = 0; i < nthreads; i++)
+	for (long i = 0; i < 256; i++)
 		func[i] = (void *)(0x100 + i);
-	if (mod && modfuncs(lib, nthreads, library))
+	if (mod && modfuncs(lib, nk > nthreads ? nk : nthreads, library))
 		return 1;
 	pthread_barrier_init(&go, NULL, (unsigned)nthreads + 1);
 	for (long i = 0; i < nthreads; i++)

@@ -110,7 +110,7 @@ static int differ(const struct hbpf_prog *p, const struct hbpf_ops *o,
 		memcpy(arg, before, arglen);
 	}
 	arena_init(&a, actx ? ctx : NULL);
-	ej = hbpf_jit_run_on(j, arg, c, a.stack, &r0j);
+	ej = hbpf_jit_run_on(j, arg, c, NULL, a.stack, &r0j);
 	jit_runs++;
 	if (ei != ej || (!ei && r0i != r0j) || memcmp(&a, &ai, sizeof(a)) ||
 	    (arglen && memcmp(after, arg, arglen))) {
@@ -937,16 +937,73 @@ static void test_jit_budget(void)
 struct lback {
 	uint64_t names[9];	/* .cuda_names: key[64], bits */
 	uint64_t count;
+	uint64_t lookups;	/* calls of l_lookup */
+	struct hbpf_memo *memo;	/* filled when not NULL, as the agent does */
+	uint64_t keys[2][8];	/* the keys the memo's entries point at */
 };
 
 static void *l_lookup(void *arg, int map, const void *key)
 {
 	struct lback *b = arg;
+	void *v = map == 3 ? (void *)b->names : map == 0 ? &b->count : NULL;
+	int k = map == 3;
 
-	return map == 3 ? (void *)b->names : map == 0 ? &b->count : NULL;
+	b->lookups++;
+	if (v && b->memo) {
+		memcpy(b->keys[k], key, map == 3 ? 8 : 64);
+		b->memo[map] = (struct hbpf_memo){ v, b->keys[k] };
+	}
+	return v;
 }
 
 static const struct hbpf_ops lops = { .lookup = l_lookup };
+
+/*
+ * The lookup memo (struct hbpf_memo) on P, the @[kernel] program, with
+ * a host that fills it as the agent does: the first run asks the host
+ * for the name and the count, the next ones ask nothing while the memo
+ * holds, and count the same; a name key that differs, or a memo the
+ * host cleared, asks again; a host that fills no memo is always asked.
+ */
+static void test_jit_memo(const struct hbpf_prog *p)
+{
+	static struct hbpf_memo memo[HBPF_MAX_MAPS];
+	struct lback b = { { 0x6c656e72656bull }, 0, 0, memo, { { 0 } } };
+	uint64_t ctx[21] = { 0 }, r = 0, l0;
+	struct hbpf_jit *j;
+	char err[256];
+	int e = 0;
+
+	j = hbpf_jit_compile(p, &lops, err, sizeof(err));
+	if (!j) {
+		CHECK(0, "jit/memo: the @[kernel] program compiles");
+		return;
+	}
+	for (int i = 0; i < 5 && !e; i++)
+		e = hbpf_jit_run(j, &b, ctx, memo, &r);
+	CHECK(!e && b.count == 5 && b.lookups == 2,
+	      "jit/memo: five runs count 5 and ask the host twice");
+	l0 = b.lookups;
+	ctx[14] = 7;	/* another handle: the name is asked, the count not */
+	e = hbpf_jit_run(j, &b, ctx, memo, &r);
+	CHECK(!e && b.count == 6 && b.lookups == l0 + 1,
+	      "jit/memo: another key asks the host once");
+	l0 = b.lookups;
+	memo[3].val = NULL;	/* the host reused the name's memory */
+	b.names[8] = 1u << 30;	/* now the agent's own kernel: skipped */
+	e = hbpf_jit_run(j, &b, ctx, memo, &r);
+	CHECK(!e && b.count == 6 && b.lookups == l0 + 1,
+	      "jit/memo: a cleared memo asks again and sees the new value");
+	b.names[8] = 0;
+	memset(memo, 0, sizeof(memo));
+	b.memo = NULL;
+	l0 = b.lookups;
+	for (int i = 0; i < 3 && !e; i++)
+		e = hbpf_jit_run(j, &b, ctx, memo, &r);
+	CHECK(!e && b.count == 9 && b.lookups == l0 + 6,
+	      "jit/memo: a host that fills no memo is asked at every lookup");
+	hbpf_jit_free(j);
+}
 
 /* What codegen sends for `cuda:launch { @[kernel] = count(); }`. */
 static void test_jit_launch(void)
@@ -1032,7 +1089,7 @@ static void test_jit_launch(void)
 		{ 8, 72, false },
 	};
 	struct hbpf_prog p = { v, N(v), lm, (int)N(lm), 168 };
-	static struct lback b = { { 0x6c656e72656bull }, 0 };
+	static struct lback b = { { 0x6c656e72656bull }, 0, 0, NULL, { { 0 } } };
 	uint64_t ctx[21] = { 0 }, r = 0;
 	struct hbpf_jit *j;
 	char err[256];
@@ -1054,6 +1111,7 @@ static void test_jit_launch(void)
 		e = differ(&p, &lops, &b, sizeof(b), ctx, false, &r);
 	CHECK(!e && b.count == 3 && jit_diffs == d0,
 	      "jit/the @[kernel] program counts as the interpreter does");
+	test_jit_memo(&p);
 }
 
 int main(void)
