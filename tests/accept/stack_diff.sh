@@ -54,8 +54,15 @@ uprobe:$PROGS/$2:st_done { exit(); }"
 		grep -q '^@[a-z_]*\[\]: ' "$T/out" || break
 	done
 	mv "$T/out" "$T/bpftrace"
-	run "$GT" "$2" "$3" "$prog"
-	verdict "$1" "$brc" $?
+	# so does the kernel's stack map for gputrace, now and then under a
+	# loaded machine (bpf_get_stackid's EEXIST, which gputrace reports
+	# as "a stack was lost"; 1 run of the suite in 9): the same retry
+	for try in 1 2 3; do
+		run "$GT" "$2" "$3" "$prog"
+		grc=$?
+		grep -q '^gputrace: a stack was lost' "$T/err" || break
+	done
+	verdict "$1" "$brc" "$grc"
 }
 
 C=$PROGS/stack_target

@@ -7,6 +7,11 @@
  *   launches -C MODE -b SECONDS    the same under CUPTI alone: MODE kernel
  *                                  or latency (cupti_floor.h), pcs:PERIOD
  *                                  (PC sampling, cupti_pcfloor.h)
+ *   launches -a SECONDS            in-process A/B: empty kernels by
+ *                                  cuLaunchKernel as linked (a tracer's
+ *                                  wrapper, if one interposes it) and
+ *                                  straight into the driver, alternating
+ *                                  blocks; each side's launches/s, ratio
  *
  * The workload launches, with fixed grids:
  *   gt::vadd<float>  grid 64, block 256   10 times  (runtime API, <<<>>>)
@@ -35,6 +40,7 @@
 
 #include "cupti_floor.h"
 #include "cupti_pcfloor.h"
+#include "drv_direct.h"
 #include "gpu_check.h"
 
 namespace gt {
@@ -109,6 +115,55 @@ static int bench(double seconds, bool pcs)
 	return 0;
 }
 
+typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned,
+			      unsigned, unsigned, unsigned, unsigned, CUstream,
+			      void **, void **);
+
+/*
+ * -a: blocks of 1000 launches of one empty kernel in this thread, by
+ * cuLaunchKernel as the program links it (under gputrace -c, the
+ * agent's wrapper: its hook and clauses) and by the driver's own entry
+ * (drv_direct: no hook), in ABBA order for SECONDS: the two rates and
+ * their ratio, side by side in one process, with none of the drift
+ * that moves a launch rate by a tenth between two runs.  Natively both
+ * sides are the driver's (a ratio of 1 within the noise).
+ */
+static int bench_ab(double seconds)
+{
+	launch_fn side[2] = { cuLaunchKernel, NULL };
+	double t[2] = { 0, 0 }, t0, s;
+	long n[2] = { 0, 0 };
+	CUfunction f;
+
+	CK(cudaFree(0));
+	CK(cudaGetFuncBySymbol(&f, (const void *)empty));
+	side[1] = (launch_fn)drv_direct("cuLaunchKernel");
+	if (!side[1]) {
+		fprintf(stderr, "launches: no cuLaunchKernel in libcuda's symbols\n");
+		return 1;
+	}
+	empty<<<1, 32>>>();
+	CK(cudaDeviceSynchronize());
+	t0 = now();
+	for (long r = 0; now() - t0 < seconds || r % 4; r++) {
+		int k = (int)((r ^ (r >> 1)) & 1);	/* 0 1 1 0, 0 1 1 0... */
+
+		s = now();
+		for (int i = 0; i < 1000; i++)
+			if (side[k](f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL))
+				return 1;
+		CK(cudaStreamSynchronize(0));
+		t[k] += now() - s;
+		n[k] += 1000;
+	}
+	printf("hooked: %ld launches in %.3f s: %.0f launches/s\n", n[0], t[0],
+	       n[0] / t[0]);
+	printf("direct: %ld launches in %.3f s: %.0f launches/s\n", n[1], t[1],
+	       n[1] / t[1]);
+	printf("ratio hooked/direct: %.4f\n", (n[0] / t[0]) / (n[1] / t[1]));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const size_t sz_a = (1 << 20) + 4096, sz_b = (1 << 20) + 8192;
@@ -126,7 +181,7 @@ int main(int argc, char **argv)
 
 	const char *cupti = NULL;
 
-	while ((c = getopt(argc, argv, "so:b:C:")) != -1) {
+	while ((c = getopt(argc, argv, "so:b:C:a:")) != -1) {
 		switch (c) {
 		case 's':
 			wait = true;
@@ -150,8 +205,10 @@ int main(int argc, char **argv)
 				cupti_floor_stop();
 			return c;
 		}
+		case 'a':
+			return bench_ab(atof(optarg));
 		default:
-			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency|pcs:PERIOD] -b SECONDS\n");
+			fprintf(stderr, "usage: launches [-s] [-o FILE] | [-C kernel|latency|pcs:PERIOD] -b SECONDS | -a SECONDS\n");
 			return 2;
 		}
 	}
