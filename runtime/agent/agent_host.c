@@ -299,14 +299,14 @@ static AGENT_COLD void *names_fill(struct hthread *t, unsigned c,
 	k = agent_kernel_get((uintptr_t)handle);
 	if (!k)
 		return NULL;
-	/* a handle whose name nobody could tell: "unknown", as the
-	 * kernel path's names map has no entry for it (a record's name
-	 * does not change) */
 	/* the line is reused: the memo may point at it (an entry of no
 	 * name keeps the old name's bytes, which a memo would hand out) */
 	for (int i = 0; i < t->nimgs; i++)
 		if (t->hm[i].role == AGENT_HM_NAMES)
 			t->memo[i].val = NULL;
+	/* a handle whose name nobody could tell: "unknown", as the
+	 * kernel path's names map has no entry for it (a record's name
+	 * does not change) */
 	t->names[c].handle = handle;
 	t->names[c].unknown = !k->mangled || !k->mangled[0];
 	if (t->names[c].unknown)
