@@ -147,11 +147,16 @@ static int bench_ab(double seconds)
 	t0 = now();
 	for (long r = 0; now() - t0 < seconds || r % 4; r++) {
 		int k = (int)((r ^ (r >> 1)) & 1);	/* 0 1 1 0, 0 1 1 0... */
+		CUresult e;
 
 		s = now();
 		for (int i = 0; i < 1000; i++)
-			if (side[k](f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL))
+			if ((e = side[k](f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL,
+					 NULL))) {
+				fprintf(stderr, "launches: cuLaunchKernel (%s): %d\n",
+					k ? "direct" : "hooked", (int)e);
 				return 1;
+			}
 		CK(cudaStreamSynchronize(0));
 		t[k] += now() - s;
 		n[k] += 1000;
