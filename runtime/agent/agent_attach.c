@@ -89,6 +89,7 @@ EXPORT int gputrace_attach(const char *sock)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (agent.attached || agent.active) {
 		/* re-armed: the previous session's state goes */
+		agent_serve_join();
 		agent_session_reset();
 		agent_memscan_reset();
 		agent_kernel_reset();
@@ -123,7 +124,8 @@ EXPORT int gputrace_attach(const char *sock)
 	agent.attached = true;
 	agent_sample_attach();
 	agent.detached = 0;
-	agent_begin("attached to");	/* agent.sock is ours: served */
+	/* not "attached": the injector says so once the hooks are armed */
+	agent_begin("injected into");	/* agent.sock is ours: served */
 	return 0;
 }
 

@@ -752,6 +752,7 @@ void agent_tell_handle(struct agent_kernel *k) AGENT_HIDDEN;
 
 void agent_serve_start(void) AGENT_HIDDEN;
 void agent_serve_stop(void) AGENT_HIDDEN;
+void agent_serve_join(void) AGENT_HIDDEN;
 
 /* ---- agent_calls.c: -v, calls of hooked entry points per run ---- */
 enum agent_call {

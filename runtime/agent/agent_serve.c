@@ -224,6 +224,34 @@ void agent_serve_stop(void)
 		on_message();
 	}
 }
+/*
+ * A new attach (-p): the previous session's thread, if it has not yet
+ * seen its tracer go (a busy or starved thread), ends before that
+ * session's socket is closed under it; else it could take the new
+ * session for the old one's end, or still be leaving when agent_begin
+ * looks for a thread, and the new session would have none.
+ */
+void agent_serve_join(void)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&serve_lock);
+	if (!started || pthread_equal(thread, pthread_self())) {
+		pthread_mutex_unlock(&serve_lock);
+		return;
+	}
+	/* under the lock: the thread no longer detaches itself */
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	if (write(wake_fd, &(uint64_t){ 1 }, 8) < 0)
+		agent_debug("waking the agent's thread: %s", strerror(errno));
+	pthread_mutex_unlock(&serve_lock);
+	pthread_join(thread, NULL);
+	if (read(wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		agent_debug("the agent's wake-up: %s", strerror(errno));
+	__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
+}
+
 /* fork(): no thread here; the eventfd is the parent's. */
 void agent_serve_forked(void)
 {

@@ -92,8 +92,9 @@ attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	TMPDIR=$T "$GT" -v ${GTV:-} -p $P -e "$PROBES" >"$T/gt$n" 2>"$T/gte$n" &
 	G=$!
 	# live once -v says the agent is in: "Attaching" comes before that
-	wait_for "$T/gte$n" 'agent attached to pid' || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
-	[ "$(live_bytes)" = "$orig" ] && fail "attach $n: cuLaunchKernel not patched"
+	wait_for "$T/gte$n" 'agent attached to pid [0-9]*: ' || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
+	[ "$(live_bytes)" = "$orig" ] &&
+		{ cat "$T/gt$n" "$T/gte$n"; fail "attach $n: cuLaunchKernel not patched"; }
 	if [ "$n" = 1 ]; then
 		# security: config 0600 in a private directory, abstract socket
 		cfg=$(ls "$T"/gputrace.*/config)
@@ -125,17 +126,21 @@ attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	c=$(awk '$1 == "@c:" { print $2 }' "$T/gt$n")
 	[ "$c" = "$runs" ] || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: cuda:complete $c for $runs runs"; }
 	sleep 0.2
-	[ "$(live_bytes)" = "$orig" ] || fail "attach $n: cuLaunchKernel not restored at detach"
+	[ "$(live_bytes)" = "$orig" ] ||
+		{ cat "$T/gte$n"; fail "attach $n: cuLaunchKernel not restored at detach"; }
 	kill -USR2 $P	# run
 }
-attach_once 1
-attach_once 2
-attach_once 3
+# three sessions (GT_ATTACH_ROUNDS more, to hunt a race between them)
+round=1	# not i: wait_for counts with it
+while [ $round -le "${GT_ATTACH_ROUNDS:-3}" ]; do
+	attach_once $round
+	round=$((round + 1))
+done
 
 # ---- the tracer SIGKILLed while attached: the program goes on, unhooked
-TMPDIR=$T "$GT" -p $P -e "$PROBES" >"$T/gt9" 2>"$T/gte9" &
+TMPDIR=$T "$GT" -p $P -e "$PROBES" >"$T/gtkill" 2>"$T/gtekill" &
 G=$!
-wait_for "$T/gt9" 'Attaching' || { cat "$T/gte9"; fail "attach before SIGKILL"; }
+wait_for "$T/gtkill" 'Attaching' || { cat "$T/gtekill"; fail "attach before SIGKILL"; }
 sleep 0.3
 kill -KILL $G
 wait $G 2>/dev/null

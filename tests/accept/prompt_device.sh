@@ -29,7 +29,7 @@ expect need a target: attach PID first
 send attach $P
 expect attached to $P
 send gpu:warp:vadd { @w = count(); }
-expect agent attached to pid $P
+expect agent attached to pid $P:
 sleep 0.5
 send print @w
 expect @w: [1-9][0-9]*\r\n
@@ -38,14 +38,14 @@ expect running already: remove them first
 send remove 1
 expect gputrace> 
 send gpu:warp:vadd { @v = count(); }
-expect agent attached to pid $P
+expect agent attached to pid $P:
 sleep 0.5
 send print @v
 expect @v: [1-9][0-9]*\r\n
 send remove 2
 expect gputrace> 
 send cuda:complete:vadd { @c = count(); @d = min(duration); }
-expect agent attached to pid $P
+expect agent attached to pid $P:
 sleep 0.5
 send print @c
 expect @c: [1-9][0-9]*\r\n

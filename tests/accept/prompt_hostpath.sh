@@ -33,7 +33,7 @@ send attach $P
 expect attached to $P
 send gpu:warp:vadd { @w = count(); } cuda:launch { @l = count(); @k[kernel] = count(); }
 expect $where
-expect agent attached to pid $P
+expect agent attached to pid $P:
 shell kill -USR2 $P
 sleep 1
 shell sh $PWD/tests/progs/pause_prog.sh $P $T/prog.out >/dev/null

@@ -30,7 +30,7 @@ expect needs a target
 send attach $P
 expect attached to $P
 send gpu:sample:vadd { @s[stall] = sum(samples); }
-expect agent attached to pid $P
+expect agent attached to pid $P:
 sleep 1
 send print @s
 expect @s\\[long_scoreboard\\]: [1-9][0-9]*\r\n

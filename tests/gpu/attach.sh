@@ -70,7 +70,7 @@ thr0=$(field threads)
 "$GT" -v -p $P -e "$PROBES" >"$T/gt1" 2>"$T/gte1" &
 G=$!
 # live once the agent's hooks are armed (-v says so), not at "Attaching"
-wait_for "$T/gte1" 'agent attached to pid' || { cat "$T/gte1"; bad "attach" "no probes live"; }
+wait_for "$T/gte1" 'agent attached to pid [0-9]*: ' || { cat "$T/gte1"; bad "attach" "no probes live"; }
 kill -USR2 $P
 sleep 3
 pause

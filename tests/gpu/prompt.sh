@@ -56,7 +56,7 @@ expect gputrace>
 send attach $P
 expect attached to $P
 send gpu:warp:attach_k { @w = count(); }
-expect agent attached to pid $P
+expect agent attached to pid $P:
 sleep 8
 send print @w
 expect @w: [0-9]+\r\n
