@@ -72,13 +72,19 @@ wanted() {
 
 # indent FILE [N]: show N (30) lines of FILE, indented, so that they
 # cannot be mistaken for result lines (bpftrace's harmless RLIMIT_MEMLOCK
-# complaint left out): from its first "FAIL" line if it has one (a test
-# that prints what passed before what failed), else from its start.
+# complaint left out): from its start, or, when its first "FAIL" line
+# comes later, from 20 lines before that one (a test prints what passed
+# before what failed, and what it saw just before it fails) to N after.
 indent() {
+	grep -v RLIMIT_MEMLOCK "$1" >"$TMP/indent"
+	at=$(grep -n -m 1 '^FAIL' "$TMP/indent" | cut -d: -f1)
 	from=1
-	grep -q '^FAIL' "$1" && from='/^FAIL/'
-	grep -v RLIMIT_MEMLOCK "$1" | sed -n "$from,\$p" | head -n "${2:-30}" |
-		sed 's/^/    | /'
+	n=${2:-30}
+	if [ -n "$at" ]; then
+		[ "$at" -gt 20 ] && from=$((at - 20))
+		n=$((at - from + n))
+	fi
+	sed -n "$from,\$p" "$TMP/indent" | head -n "$n" | sed 's/^/    | /'
 }
 
 # has_sanitizer_report FILE

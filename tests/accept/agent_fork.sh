@@ -104,11 +104,15 @@ if command -v python3 >/dev/null 2>&1; then
 		fail "building agent_hookprog as a library"
 	cat >"$T/mp.py" <<'PY'
 import ctypes, multiprocessing as mp, os, sys
+def say(*words):
+    # one write a line: print() writes its pieces apart when unbuffered
+    # (PYTHONUNBUFFERED), and the other child's lines come in between
+    os.write(1, (" ".join(str(w) for w in words) + "\n").encode())
 def child(lib, fatbin, kernel):
     argv = (ctypes.c_char_p * 4)(b"prog", fatbin.encode(), kernel.encode(), None)
     rc = ctypes.CDLL(lib).hookprog_main(3, argv)
     ctypes.CDLL(None).fflush(None)
-    print("child", os.getpid(), flush=True)
+    say("child", os.getpid())
     sys.exit(rc)
 if __name__ == "__main__":
     ps = [mp.get_context("fork").Process(target=child, args=sys.argv[1:4])
@@ -117,15 +121,18 @@ if __name__ == "__main__":
         p.start()
     for p in ps:
         p.join()
-    print("parent", os.getpid(), flush=True)
-    sys.exit(max(p.exitcode for p in ps))
+    say("parent", os.getpid())
+    # a child killed by a signal has a negative exit code
+    say("exitcodes", *[p.exitcode for p in ps])
+    sys.exit(0 if all(p.exitcode == 0 for p in ps) else 1)
 PY
 	LD_LIBRARY_PATH=$T GPUTRACE_AGENT_LIB=$AGENT timeout -k 2 60 "$GT" -v \
 		-c "python3 $T/mp.py $T/libhookprog.so $T/vadd.fatbin $VADD" \
 		-e "$P" >"$T/gt" 2>"$T/gte" ||
 		{ cat "$T/gt" "$T/gte"; fail "gputrace -c python3 multiprocessing"; }
 	kids=$(sed -n 's/^child //p' "$T/gt")
-	[ "$(echo $kids | wc -w)" = 2 ] && grep -q '^parent ' "$T/gt" ||
+	[ "$(echo $kids | wc -w)" = 2 ] && grep -q '^parent ' "$T/gt" &&
+		grep -qx 'exitcodes 0 0' "$T/gt" ||
 		{ cat "$T/gt" "$T/gte"; fail "python3 multiprocessing did not run"; }
 	expect "python3 multiprocessing, fork" 80 "$kids"
 fi

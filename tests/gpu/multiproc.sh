@@ -60,7 +60,7 @@ done
 
 if python3 -c 'import torch, torch.distributed; assert torch.cuda.is_available()' 2>/dev/null; then
 	cat >"$T/ddp.py" <<'PY'
-import os, torch, torch.distributed as dist
+import os, sys, torch, torch.distributed as dist
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.manual_seed(0)
@@ -74,7 +74,9 @@ for _ in range(5):
         dist.all_reduce(g)
         p.grad.copy_(g)
 torch.cuda.synchronize()
-print("rank", rank, "pid", os.getpid(), "loss", y.item(), flush=True)
+# one write a line (the other rank's lines must not come in between)
+sys.stdout.write(f"rank {rank} pid {os.getpid()} loss {y.item()}\n")
+sys.stdout.flush()
 dist.destroy_process_group()
 PY
 	timeout 240 "$GT" -q -c "python3 -m torch.distributed.run --nproc_per_node=2 $T/ddp.py" \
@@ -103,7 +105,8 @@ def child(i):
     y = (x * 2 + 1).sum()
     torch.cuda.synchronize()
     r = ctypes.CDLL(sys.argv[1]).mp_worker(i)
-    print("torch child", os.getpid(), "sum", y.item(), flush=True)
+    sys.stdout.write(f"torch child {os.getpid()} sum {y.item()}\n")
+    sys.stdout.flush()
     sys.exit(r)
 if __name__ == "__main__":
     ps = [mp.get_context("fork").Process(target=child, args=(i,))
@@ -112,9 +115,10 @@ if __name__ == "__main__":
         p.start()
     for p in ps:
         p.join()
-    print("parent", os.getpid(), "cuda", torch.cuda.is_initialized(),
-          flush=True)
-    sys.exit(max(p.exitcode for p in ps))
+    sys.stdout.write(f"parent {os.getpid()} cuda {torch.cuda.is_initialized()}\n")
+    sys.stdout.flush()
+    # a child killed by a signal has a negative exit code
+    sys.exit(0 if all(p.exitcode == 0 for p in ps) else 1)
 PY
 	timeout 240 "$GT" -q -c "python3 $T/mpfork.py $T/libmp.so" -e '
 gpu:warp:mp_vadd { @w[pid] = count(); }
