@@ -224,6 +224,7 @@ void agent_serve_stop(void)
 		on_message();
 	}
 }
+
 /*
  * A new attach (-p): the previous session's thread, if it has not yet
  * seen its tracer go (a busy or starved thread), ends before that
