@@ -202,11 +202,15 @@ void agent_serve_start(void)
 	pthread_mutex_unlock(&serve_lock);
 }
 
-void agent_serve_stop(void)
+/*
+ * The thread ends and is joined (unless we are it).  stopping is set
+ * under serve_lock: from then on the thread no longer detaches itself.
+ */
+static void end_thread(void)
 {
 	pthread_mutex_lock(&serve_lock);
 	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
-	/* not a poll's worth (DRAIN_MS) of waiting at the program's exit */
+	/* not a poll's worth (DRAIN_MS) of waiting */
 	if (wake_fd >= 0 && write(wake_fd, &(uint64_t){ 1 }, 8) < 0)
 		agent_debug("waking the agent's thread: %s", strerror(errno));
 	pthread_mutex_unlock(&serve_lock);
@@ -215,6 +219,11 @@ void agent_serve_stop(void)
 		pthread_join(thread, NULL);
 		started = 0;
 	}
+}
+
+void agent_serve_stop(void)
+{
+	end_thread();
 	/* answer what the tracer asked before the program ended */
 	for (;;) {
 		struct pollfd p = { .fd = agent.sock, .events = POLLIN };
@@ -230,26 +239,19 @@ void agent_serve_stop(void)
  * seen its tracer go (a busy or starved thread), ends before that
  * session's socket is closed under it; else it could take the new
  * session for the old one's end, or still be leaving when agent_begin
- * looks for a thread, and the new session would have none.
+ * looks for a thread, and the new session would have none.  Then a new
+ * thread may start (agent_begin).
  */
 void agent_serve_join(void)
 {
 	uint64_t v;
 
-	pthread_mutex_lock(&serve_lock);
-	if (!started || pthread_equal(thread, pthread_self())) {
-		pthread_mutex_unlock(&serve_lock);
+	if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) ||
+	    pthread_equal(thread, pthread_self()))
 		return;
-	}
-	/* under the lock: the thread no longer detaches itself */
-	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
-	if (write(wake_fd, &(uint64_t){ 1 }, 8) < 0)
-		agent_debug("waking the agent's thread: %s", strerror(errno));
-	pthread_mutex_unlock(&serve_lock);
-	pthread_join(thread, NULL);
+	end_thread();
 	if (read(wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		agent_debug("the agent's wake-up: %s", strerror(errno));
-	__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
 }
 
