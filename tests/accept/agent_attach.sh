@@ -92,7 +92,7 @@ attach_once() {	# attach_once N: one session, checks, leaves $T/gtN
 	TMPDIR=$T "$GT" -v ${GTV:-} -p $P -e "$PROBES" >"$T/gt$n" 2>"$T/gte$n" &
 	G=$!
 	# live once -v says the agent is in: "Attaching" comes before that
-	wait_for "$T/gte$n" 'agent attached to pid [0-9]*: ' || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
+	wait_for "$T/gte$n" "$ARMED" || { cat "$T/gt$n" "$T/gte$n"; fail "attach $n: no probes live"; }
 	[ "$(live_bytes)" = "$orig" ] &&
 		{ cat "$T/gt$n" "$T/gte$n"; fail "attach $n: cuLaunchKernel not patched"; }
 	if [ "$n" = 1 ]; then

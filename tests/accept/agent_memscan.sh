@@ -65,7 +65,7 @@ session() {	# session NAME: attach, 1 s of launches, detach; sets W, RUNS
 	before=$PAUSED_AT
 	TMPDIR=$T "$GT" -v -p $P -e "$PROBES" >"$T/gt.$1" 2>"$T/gte.$1" &
 	G=$!
-	wait_for "$T/gte.$1" 'agent attached to pid [0-9]*: ' ||
+	wait_for "$T/gte.$1" "$ARMED" ||
 		{ cat "$T/gt.$1" "$T/gte.$1"; fail "$1: no probes live"; }
 	kill -USR2 $P
 	sleep 1

@@ -3,7 +3,7 @@
 # program without a GPU: builds the fake libcuda (its entry points
 # 16-byte aligned, as a real driver's: then detach restores their bytes)
 # and tests/accept/agent_attachprog.c ($T/aprog, vadd's fatbin in its
-# .nv_fatbin), and gives wait_for FILE PATTERN (up to 10 s) and
+# .nv_fatbin), and gives wait_for FILE PATTERN (up to 10 s), ARMED and
 # pause_prog (SIGUSR1, until the program says it paused).
 $CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
 	tests/accept/agent_fakecuda.c -o "$T/libcuda.so.1" ||
@@ -11,6 +11,10 @@ $CC $W -falign-functions=16 -shared -fPIC -Wl,-soname,libcuda.so.1 \
 $CC $W -DATTACH_FATBIN="\"$T/vadd.fatbin\"" tests/accept/agent_attachprog.c \
 	"$T/libcuda.so.1" -ldl -lpthread -Wl,-rpath,"$T" -o "$T/aprog" ||
 	fail "building agent_attachprog"
+
+# -v's line once the injector armed the hooks: probes live (the agent's
+# own "info: agent injected into pid" comes before the hooks are armed)
+ARMED='agent attached to pid [0-9]*: '
 
 wait_for() {	# wait_for FILE PATTERN: up to 10 s
 	i=0
