@@ -231,6 +231,12 @@ struct devrt_ctx {
 #ifndef __CUDACC__
 #include <stddef.h>
 
+/* A slot's key in bytes: key_size rounded up to whole words. */
+static inline size_t devrt_key_bytes(const struct devrt_map_desc *d)
+{
+	return (d->key_size + 7) / 8 * 8;
+}
+
 _Static_assert(sizeof(struct devrt_ctx) == DEVRT_CTX_SIZE, "ctx size");
 _Static_assert(offsetof(struct devrt_ctx, stop) == DEVRT_CTX_STOP, "stop");
 _Static_assert(offsetof(struct devrt_ctx, pid) == DEVRT_CTX_PID, "pid");

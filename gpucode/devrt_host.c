@@ -26,8 +26,6 @@ static uint64_t round_up(uint64_t x, uint64_t a)
 
 int devrt_map_layout(struct devrt_map_desc *d)
 {
-	uint32_t kw;
-
 	if (!d->nshards || d->key_size > KEY_MAX)
 		return -EINVAL;
 	if (!d->key_size)
@@ -76,8 +74,7 @@ int devrt_map_layout(struct devrt_map_desc *d)
 	}
 	if (d->kind != DEVRT_K_PLAIN)
 		d->value_size = d->nwords * 8;
-	kw = (d->key_size + 7) / 8;
-	d->slot_bytes = 16 + kw * 8 + d->nwords * 8;
+	d->slot_bytes = 16 + devrt_key_bytes(d) + d->nwords * 8;
 	d->shard_bytes = round_up(DEVRT_LINE + (uint64_t)d->capacity *
 				  d->slot_bytes, DEVRT_LINE);
 	return 0;
@@ -224,7 +221,7 @@ void devrt_hot_words(const struct devrt_map_desc *d, int nmaps,
 /* Slot P holds an entry: claimed (a map with key), and live or counted. */
 static bool is_entry(const struct devrt_map_desc *d, const uint8_t *p)
 {
-	size_t klen = (d->key_size + 7) / 8 * 8;
+	size_t klen = devrt_key_bytes(d);
 
 	if (d->key_size && !(rd64(p) & DEVRT_SLOT_FULL))
 		return false;
@@ -239,7 +236,7 @@ static bool is_entry(const struct devrt_map_desc *d, const uint8_t *p)
 static int emit(const struct devrt_map_desc *d, struct ent *e, size_t n,
 		devrt_entry_fn fn, void *arg)
 {
-	size_t klen = (d->key_size + 7) / 8 * 8, nout = 0;
+	size_t klen = devrt_key_bytes(d), nout = 0;
 	uint64_t *vals;
 
 	if (!n)
@@ -278,7 +275,7 @@ static int emit(const struct devrt_map_desc *d, struct ent *e, size_t n,
 static int foreach_kernel(const struct devrt_map_desc *d, const void *image,
 			  devrt_entry_fn fn, void *arg)
 {
-	size_t klen = (d->key_size + 7) / 8 * 8, n = 0;
+	size_t klen = devrt_key_bytes(d), n = 0;
 	struct ent *e = calloc(d->capacity, sizeof(*e));
 	uint64_t *sums = calloc(d->capacity, (size_t)d->nwords * 8);
 	int ret = -ENOMEM;

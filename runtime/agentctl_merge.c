@@ -165,7 +165,7 @@ int agentctl_collect(struct agentctl *ac, int map, struct agentctl_tab *t)
 		    im->desc.nwords > nwords)
 			nwords = im->desc.nwords;
 	}
-	agentctl_tab_init(t, (cd->key_size + 7) / 8 * 8, nwords);
+	agentctl_tab_init(t, devrt_key_bytes(cd), nwords);
 	for (int i = 0; i < ac->nimgs; i++) {
 		const struct agentctl_img *im = &ac->imgs[i];
 		struct fold f = { .t = t, .d = &im->desc };

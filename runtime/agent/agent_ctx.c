@@ -457,7 +457,7 @@ void agent_ctx_kernel_hot(struct agent_actx *a, int id, const char *name,
 		/* the inline update adds at base + shard + LINE + 16: the
 		 * slot's value words follow its state, live and key */
 		hot[2 * m] = d->base + (uint64_t)(slot - 1) * d->slot_bytes +
-			     (d->key_size + 7) / 8 * 8;
+			     devrt_key_bytes(d);
 		hot[2 * m + 1] = d->shard_bytes |
 				 (uint64_t)(d->nshards - 1) << 32;
 	}

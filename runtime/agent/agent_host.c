@@ -130,7 +130,7 @@ static AGENT_HOT uint64_t hash_key(const void *k, size_t n)
 static AGENT_HOT uint64_t *find(struct himg *h, const void *key, bool insert)
 {
 	uint32_t ks = h->d.key_size, cap = h->d.capacity, i;
-	size_t klen = (ks + 7) / 8 * 8;
+	size_t klen = devrt_key_bytes(&h->d);
 
 	if (!ks) {
 		/* live: the tracer shows it (min, max, avg... have no
@@ -370,7 +370,7 @@ static AGENT_HOT void *h_lookup(void *arg, int map, const void *key)
 		 * is the whole key: a hist's bucket is not in it */
 		if (!m->bucket && m->key_size == h->d.key_size)
 			r->t->memo[map] = (struct hbpf_memo){
-				w, (uint8_t *)w - (h->d.key_size + 7) / 8 * 8 };
+				w, (uint8_t *)w - devrt_key_bytes(&h->d) };
 		return w + b;
 	}
 	return NULL;

@@ -430,7 +430,7 @@ static void slot(const struct devrt_map_desc *d, uint8_t *image,
 	memcpy(p + 8, &live, 8);
 	if (d->key_size && key)
 		memcpy(p + 16, key, d->key_size);
-	memcpy(p + 16 + (d->key_size + 7) / 8 * 8, w, nw * 8);
+	memcpy(p + 16 + devrt_key_bytes(d), w, nw * 8);
 }
 
 static void write_snapshot(const struct agent_config *c, uint8_t *seg,
